@@ -1,0 +1,52 @@
+"""Compressible Euler equations for an ideal gas (physics.md section 1.1)."""
+import taichi as ti
+
+from taichiflow import Model
+
+model = Model(
+    "euler",
+    conserved={"rho": 1, "mom": 3, "E": 1},
+    primitive={"rho": 1, "vel": 3, "p": 1},
+    params={"gamma": 1.4},
+    velocity="vel", density="rho", pressure="p",
+    positive=("rho", "p"),
+    description="Compressible Euler equations, ideal gas",
+)
+
+
+@model.to_primitive
+def to_primitive(U, gamma):
+    vel = U.mom / U.rho
+    return model.W(rho=U.rho, vel=vel, p=(gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel)))
+
+
+@model.to_conserved
+def to_conserved(W, gamma):
+    return model.U(rho=W.rho, mom=W.rho * W.vel,
+                   E=W.p / (gamma - 1.0) + 0.5 * W.rho * W.vel.dot(W.vel))
+
+
+@model.flux
+def flux(W, U):
+    un = W.vel[0]
+    return model.U(rho=U.rho * un, mom=U.mom * un + W.p * model.ex, E=(U.E + W.p) * un)
+
+
+@model.sound_speed
+def sound_speed(W, gamma):
+    return ti.sqrt(gamma * W.p / W.rho)
+
+
+@model.hllc_star
+def hllc_star(W, U, s, s_star):
+    """Star state of Toro, Spruce & Speares (1994) on the side whose wave speed is s."""
+    un = W.vel[0]
+    chi = (s - un) / (s - s_star)
+    return model.U(rho=chi * U.rho,
+                   mom=chi * U.rho * ti.Vector([s_star, W.vel[1], W.vel[2]]),
+                   E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p / (s - un))))
+
+
+@model.derive("mach")
+def mach(W, gamma):
+    return W.vel.norm() / ti.sqrt(gamma * W.p / W.rho)

@@ -1,0 +1,693 @@
+"""Case files: TOML in, a checked and default-filled plain dict out.
+
+A case file is pure data. Everything about it is checked here, once, against the
+declarative `SCHEMA` below, so a typo fails in milliseconds with a message naming the
+file and the key, not minutes later inside a kernel. What depends on the model
+(primitive variable names, model parameters, output fields) is checked by the caller
+once the model is loaded, through `validate_state`. numpy and stdlib only: no taichi.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import math
+import numbers
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+__all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "suggest",
+           "validate_state", "validate_states"]
+
+AXES = ("x", "y", "z")
+SIDES = ("lower", "upper")
+BOUNDARY_KINDS = ("periodic", "outflow", "wall", "inflow")
+
+
+class CaseError(ValueError):
+    """An invalid case file or --set override; the message starts with where it is."""
+
+
+def suggest(word, choices) -> str:
+    """" (did you mean 'x'?)" for the closest choice (case-insensitive), else ""."""
+    by_lower = {str(c).lower(): str(c) for c in choices}
+    match = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1)
+    return f" (did you mean '{by_lower[match[0]]}'?)" if match else ""
+
+
+def show(value) -> str:
+    """A value as TOML spells it, shortened: the 'got ...' part of messages."""
+    try:
+        text = _value(value)
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- TOML values (for messages and dump_toml) ---------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key(key) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
+
+
+def _string(text: str) -> str:
+    # JSON string escapes are valid TOML basic-string escapes; TOML also bans raw DEL.
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _value(value) -> str:
+    """One TOML value, inline (floats exactly, via repr)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else repr(x)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(_value, value)) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in _visible(value)) + "}"
+    raise TypeError(f"cannot write a {type(value).__name__} as TOML")
+
+
+def _visible(table: Mapping):
+    return [(k, v) for k, v in table.items() if not str(k).startswith("_")]
+
+
+# --- where an error is ------------------------------------------------------------------
+
+@dataclass
+class _Context:
+    """What every check shares: the file for messages, the grid dimension once known,
+    and the paths set by --set (so their errors can say so)."""
+    file: str
+    stem: str
+    dim: int | None = None
+    overrides: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Loc:
+    """A key's path in the case, which formats messages as 'file: [section] a.b: ...'."""
+    ctx: _Context
+    path: tuple = ()
+
+    def __truediv__(self, part):
+        return _Loc(self.ctx, self.path + (part,))
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(map(str, self.path))
+
+    def label(self) -> str:
+        section, *rest = map(str, self.path)
+        return f"[{section}] " + ".".join(rest) if rest else f"[{section}]"
+
+    def error(self, message: str) -> CaseError:
+        return CaseError(f"{self.ctx.file}: {self.label()}: {message}{self._note()}")
+
+    def unknown(self, key: str, choices) -> CaseError:
+        what = "key" if self.path else "section"
+        choices = list(choices)
+        hint = suggest(key, choices) or f" (valid {what}s{' here' * bool(self.path)}: {', '.join(choices)})"
+        where = self / key
+        return CaseError(f"{self.ctx.file}: unknown {what} '{where.dotted}'{hint}{where._note()}")
+
+    def _note(self) -> str:
+        for path, text in self.ctx.overrides.items():
+            n = min(len(path), len(self.path))
+            if path[:n] == self.path[:n]:
+                return f" (from --set '{text}')"
+        return ""
+
+
+# --- value checkers ---------------------------------------------------------------------
+
+REQUIRED = object()  # a Key default: the key must be given
+OMIT = object()      # a Key default: leave the key out of the resolved case
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _number_list(value, lengths):
+    """The floats of a list of finite numbers whose length is allowed, else None."""
+    if (isinstance(value, list) and len(value) in lengths
+            and all(_is_number(v) and math.isfinite(v) for v in value)):
+        return [float(v) for v in value]
+    return None
+
+
+def _range_text(name, gt=None, ge=None, le=None) -> str:
+    """'0 < cfl <= 1', 'end > 0', 'max_steps >= 0'."""
+    if le is None:
+        return f"{name} > {gt}" if gt is not None else f"{name} >= {ge}"
+    lower = f"{gt} < " if gt is not None else f"{ge} <= " if ge is not None else ""
+    return f"{lower}{name} <= {le}"
+
+
+class Spec:
+    """Checks one value: returns it normalised, or raises CaseError at `at`."""
+    expected = "a value"
+
+    def check(self, value, at: _Loc):
+        raise NotImplementedError
+
+    def bad(self, value, at: _Loc) -> CaseError:
+        return at.error(f"expected {self.expected}, got {show(value)}")
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key of a table: its checker and default (a value, REQUIRED, OMIT, or a function
+    of the context for defaults that depend on the file name or the grid dimension)."""
+    spec: Spec
+    default: Any = REQUIRED
+
+    def default_for(self, ctx: _Context):
+        if callable(self.default):
+            return self.default(ctx)
+        return self.default if self.default in (REQUIRED, OMIT) else copy.deepcopy(self.default)
+
+
+class Str(Spec):
+    expected = "a string"
+
+    def __init__(self, nonempty=False):
+        self.nonempty = nonempty
+
+    def check(self, value, at):
+        if not isinstance(value, str):
+            raise self.bad(value, at)
+        if self.nonempty and not value.strip():
+            raise at.error("must not be empty")
+        return value
+
+
+class Choice(Spec):
+    """One of a fixed set of values (strings, or e.g. true/false)."""
+
+    def __init__(self, *options):
+        self.options = options
+        self.expected = "one of " + ", ".join(map(show, options))
+
+    def check(self, value, at):
+        if any(type(value) is type(o) and value == o for o in self.options):
+            return value
+        words = [o for o in self.options if isinstance(o, str)]
+        hint = suggest(value, words) if isinstance(value, str) else ""
+        raise at.error(f"expected {self.expected}, got {show(value)}{hint}")
+
+
+class Float(Spec):
+    """A finite number, optionally bounded; integers become floats."""
+    expected = "a number"
+
+    def __init__(self, gt=None, ge=None, le=None):
+        self.gt, self.ge, self.le = gt, ge, le
+
+    def check(self, value, at):
+        if not _is_number(value):
+            raise self.bad(value, at)
+        if not math.isfinite(value):
+            raise at.error(f"expected a finite number, got {show(value)}")
+        value = float(value)
+        if ((self.gt is not None and not value > self.gt) or (self.ge is not None and not value >= self.ge)
+                or (self.le is not None and not value <= self.le)):
+            allowed = _range_text(at.path[-1], self.gt, self.ge, self.le)
+            raise at.error(f"out of range: allowed {allowed}, got {show(value)}")
+        return value
+
+
+class Int(Spec):
+    expected = "an integer"
+
+    def __init__(self, ge=None):
+        self.ge = ge
+
+    def check(self, value, at):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.bad(value, at)
+        if self.ge is not None and value < self.ge:
+            raise at.error(f"out of range: allowed {_range_text(at.path[-1], ge=self.ge)}, got {value}")
+        return value
+
+
+class StrList(Spec):
+    expected = "a list of strings"
+
+    def check(self, value, at):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.bad(value, at)
+        return list(value)
+
+
+class NumberTable(Spec):
+    """name -> number, names free (model parameters are checked against the model later)."""
+    expected = "a table of numbers"
+
+    def check(self, value, at):
+        if not isinstance(value, dict):
+            raise self.bad(value, at)
+        return {name: Float().check(v, at / name) for name, v in value.items()}
+
+
+class Cells(Spec):
+    """The grid size. Its length is the dimension D that later keys depend on, which is
+    why [grid] comes before [boundary] and [initial] in SCHEMA."""
+    expected = "a list of 1 to 3 positive integers"
+
+    def check(self, value, at):
+        if not (isinstance(value, list) and 1 <= len(value) <= 3
+                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value)):
+            raise self.bad(value, at)
+        at.ctx.dim = len(value)
+        return list(value)
+
+
+class GridVector(Spec):
+    """One number per grid axis (grid lower/upper)."""
+
+    def check(self, value, at):
+        dim = at.ctx.dim
+        out = _number_list(value, {dim})
+        if out is None:
+            raise at.error(f"expected a list of {dim} number{'s' * (dim > 1)} (one per grid axis), "
+                           f"got {show(value)}")
+        return out
+
+
+class ShapeVector(Spec):
+    """A region's point or direction: D or 3 numbers, padded to 3 with zeros."""
+
+    def __init__(self, nonzero=False):
+        self.nonzero = nonzero
+
+    def check(self, value, at):
+        lengths = sorted({at.ctx.dim, 3})
+        out = _number_list(value, lengths)
+        if out is None:
+            raise at.error(f"expected a list of {' or '.join(map(str, lengths))} numbers, got {show(value)}")
+        out += [0.0] * (3 - len(out))
+        if self.nonzero and not any(out):
+            raise at.error("must not be the zero vector")
+        return out
+
+
+class StateTable(Spec):
+    """Primitive variables: numbers, or vectors padded to 3. Names and sizes belong to the
+    model, so validate_state finishes the job once the model is known."""
+    expected = "a table of primitive variables, e.g. {rho = 1.0, vel = [0.0, 0.0, 0.0], p = 1.0}"
+
+    def check(self, value, at):
+        if not isinstance(value, dict):
+            raise self.bad(value, at)
+        out = {}
+        for name, v in value.items():
+            if _is_number(v) and math.isfinite(v):
+                out[name] = float(v)
+            elif (vector := _number_list(v, {1, 2, 3})) is not None:
+                out[name] = vector + [0.0] * (3 - len(vector))  # a list is always a 3-vector
+            else:
+                raise (at / name).error(f"expected a number or a list of 1 to 3 numbers, got {show(v)}")
+        return out
+
+
+class Table(Spec):
+    """A table with a fixed set of keys; `post` checks rules that involve several keys."""
+    expected = "a table"
+
+    def __init__(self, keys: dict[str, Key], post=None):
+        self.keys = keys
+        self.post = post
+
+    def check(self, value, at):
+        if not isinstance(value, dict):
+            raise self.bad(value, at)
+        for name in value:
+            if name not in self.keys:
+                raise at.unknown(name, self.keys)
+        out = {}
+        for name, key in self.keys.items():
+            raw = value[name] if name in value else key.default_for(at.ctx)
+            if raw is OMIT:
+                continue
+            if raw is REQUIRED:
+                raise (at / name).error("missing required key")
+            out[name] = key.spec.check(raw, at / name)
+        if self.post:
+            self.post(out, at)
+        return out
+
+
+class Faces(Spec):
+    """The boundary kinds of one axis: one kind for both faces, or [lower, upper]."""
+    kind = Choice(*BOUNDARY_KINDS)
+    expected = f"a boundary kind or a list [lower, upper] of them ({kind.expected})"
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def check(self, value, at):
+        dim = at.ctx.dim
+        if self.axis >= dim:
+            raise at.error(f"the grid is {dim}-dimensional, so it has no {AXES[self.axis]} axis")
+        if isinstance(value, str):
+            value = [value, value]
+        if not (isinstance(value, list) and len(value) == 2):
+            raise self.bad(value, at)
+        faces = [self.kind.check(v, at) for v in value]
+        if "periodic" in faces and faces[0] != faces[1]:
+            raise at.error(f"'periodic' must be on both faces of an axis, got {show(faces)}")
+        return faces
+
+
+class Regions(Spec):
+    """[[initial.regions]]: which keys a region takes depends on its shape."""
+    expected = "an array of tables ([[initial.regions]])"
+
+    def __init__(self, shapes: dict[str, Table]):
+        self.shapes = shapes
+        self.shape = Choice(*shapes)
+
+    def check(self, value, at):
+        if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+            raise self.bad(value, at)
+        return [self.check_region(region, at / i) for i, region in enumerate(value)]
+
+    def check_region(self, region, at):
+        if "shape" not in region:
+            raise (at / "shape").error(f"missing required key ({self.shape.expected})")
+        shape = self.shape.check(region["shape"], at / "shape")
+        return self.shapes[shape].check(region, at)
+
+
+# --- rules that involve several keys ----------------------------------------------------
+
+def _check_ordered(lower, upper, at):
+    """upper > lower along every grid axis (grid, box)."""
+    for i in range(at.ctx.dim):
+        if not upper[i] > lower[i]:
+            raise (at / "upper").error(f"must be greater than lower along every grid axis, "
+                                       f"got upper[{i}] = {upper[i]!r} <= lower[{i}] = {lower[i]!r}")
+
+
+def _check_grid(grid, at):
+    _check_ordered(grid["lower"], grid["upper"], at)
+
+
+def _check_box(region, at):
+    _check_ordered(region["lower"], region["upper"], at)
+
+
+def _check_half_space(region, at):
+    if not any(region["normal"][:at.ctx.dim]):
+        axes = ", ".join(AXES[:at.ctx.dim])
+        raise (at / "normal").error(f"must have a nonzero component along the grid's axes ({axes}), "
+                                    f"got {show(region['normal'])}")
+
+
+def _check_boundary(boundary, at):
+    """Every inflow face has a state in [boundary.inflow], and only inflow faces do."""
+    inflow = boundary["inflow"]
+    for axis in AXES:
+        kinds = boundary.get(axis)
+        for side, kind in zip(SIDES, kinds or (None, None)):
+            face = f"{axis}_{side}"
+            if kind == "inflow" and face not in inflow:
+                raise (at / axis).error(f"face {face} is 'inflow' but [boundary.inflow] has no {face} state")
+            if face in inflow and kind != "inflow":
+                why = (f"the grid has no {axis} axis" if kinds is None
+                       else f"face {face} is '{kind}', not 'inflow'")
+                raise (at / "inflow" / face).error(f"a state is given but {why}")
+
+
+# --- the schema ---------------------------------------------------------------------------
+
+def _outflow_if_in_grid(axis):
+    return lambda ctx: "outflow" if axis < ctx.dim else OMIT
+
+
+def _default_cylinder_axis(ctx):
+    return [0.0, 0.0, 1.0] if ctx.dim <= 2 else REQUIRED
+
+
+_REGION_COMMON = {
+    "shape": Key(Choice("half_space", "box", "sphere", "cylinder")),
+    "state": Key(StateTable()),
+    "smoothing": Key(Float(ge=0), 0.0),
+}
+
+SHAPES = {
+    "half_space": Table({**_REGION_COMMON, "point": Key(ShapeVector()), "normal": Key(ShapeVector())},
+                        post=_check_half_space),
+    "box": Table({**_REGION_COMMON, "lower": Key(ShapeVector()), "upper": Key(ShapeVector())},
+                 post=_check_box),
+    "sphere": Table({**_REGION_COMMON, "center": Key(ShapeVector()), "radius": Key(Float(gt=0))}),
+    "cylinder": Table({**_REGION_COMMON, "center": Key(ShapeVector()),
+                       "axis": Key(ShapeVector(nonzero=True), _default_cylinder_axis),
+                       "radius": Key(Float(gt=0))}),
+}
+
+# Section order matters: [grid] fixes the dimension used by [boundary] and [initial].
+SCHEMA = Table({
+    "case": Key(Table({
+        "name": Key(Str(), lambda ctx: ctx.stem),
+        "description": Key(Str(), ""),
+    }), {}),
+    "model": Key(Table({
+        "name": Key(Str(nonempty=True)),
+        "params": Key(NumberTable(), {}),
+    }), {}),
+    "run": Key(Table({
+        "precision": Key(Choice("auto", "f32", "f64"), "auto"),
+        "arch": Key(Choice("auto", "cpu", "cuda"), "auto"),
+        "fast_math": Key(Choice("auto", True, False), "auto"),
+    }), {}),
+    "grid": Key(Table({
+        "cells": Key(Cells()),
+        "lower": Key(GridVector(), lambda ctx: [0.0] * ctx.dim),
+        "upper": Key(GridVector()),
+    }, post=_check_grid), {}),
+    "scheme": Key(Table({
+        "reconstruction": Key(Choice("first_order", "plm", "weno5"), "weno5"),
+        "limiter": Key(Choice("minmod", "mc"), "mc"),
+        "riemann": Key(Choice("rusanov", "hll", "hllc"), "hllc"),
+        "integrator": Key(Choice("lsrk3", "ssprk2", "ssprk3", "euler"), "lsrk3"),
+        "cfl": Key(Float(gt=0, le=1), 0.4),
+    }), {}),
+    "time": Key(Table({
+        "end": Key(Float(gt=0)),
+        "max_steps": Key(Int(ge=0), 0),
+    }), {}),
+    "boundary": Key(Table({
+        **{axis: Key(Faces(i), _outflow_if_in_grid(i)) for i, axis in enumerate(AXES)},
+        "inflow": Key(Table({f"{axis}_{side}": Key(StateTable(), OMIT) for axis in AXES for side in SIDES}),
+                      {}),
+    }, post=_check_boundary), {}),
+    "initial": Key(Table({
+        "background": Key(StateTable()),
+        "regions": Key(Regions(SHAPES), []),
+    }), {}),
+    "output": Key(Table({
+        "interval": Key(Float(ge=0), 0.0),
+        "fields": Key(StrList(), []),
+        "diagnostics_every": Key(Int(ge=1), 1),
+    }), {}),
+})
+
+
+def schema_entries(spec: Spec = SCHEMA, prefix: tuple = ()) -> dict[tuple, Spec]:
+    """Every key the schema knows, as path -> checker (region keys under 'regions', all
+    shapes merged); tests use it to keep docs/cases.md from drifting."""
+    entries = {}
+    tables = list(spec.shapes.values()) if isinstance(spec, Regions) else [spec]
+    for table in tables:
+        for name, key in getattr(table, "keys", {}).items():
+            entries[prefix + (name,)] = key.spec
+            entries.update(schema_entries(key.spec, prefix + (name,)))
+    return entries
+
+
+# --- loading -------------------------------------------------------------------------------
+
+def load_case(path, overrides=()) -> dict:
+    """Read a case file, apply --set overrides, validate and fill defaults.
+
+    Returns plain nested data (dict/list/str/float/int/bool) plus "_source".
+    """
+    file = str(path)
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except OSError as e:
+        raise CaseError(f"{file}: cannot read case file: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise CaseError(f"{file}: invalid TOML: {e}") from None
+    ctx = _Context(file=file, stem=Path(path).stem)
+    for text in [overrides] if isinstance(overrides, str) else overrides:
+        ctx.overrides[_apply_override(raw, text)] = text
+    return {"_source": file, **SCHEMA.check(raw, _Loc(ctx))}
+
+
+def _parse_value(text: str):
+    """A --set value as TOML if it parses as one value, else the plain string."""
+    try:
+        parsed = tomllib.loads("v = " + text)
+    except tomllib.TOMLDecodeError:
+        return text
+    return parsed["v"] if list(parsed) == ["v"] else text
+
+
+def _apply_override(doc: dict, text: str) -> tuple:
+    """Apply one 'dotted.key=value' to the raw document in place; returns the path set.
+
+    Missing tables are created (validation then catches unknown keys); numeric parts
+    index arrays, e.g. initial.regions.0.radius.
+    """
+    if not isinstance(text, str):
+        raise CaseError(f"<overrides>: expected a 'dotted.key=value' string, got {text!r}")
+    key, sep, raw = text.partition("=")
+    parts = [p.strip() for p in key.split(".")]
+    if not sep or not all(parts):
+        raise _override_error(text, "expected 'dotted.key=value'")
+    if parts[0] not in SCHEMA.keys:
+        raise _override_error(text, f"unknown section '{parts[0]}'{suggest(parts[0], SCHEMA.keys)}")
+    node, path = doc, []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        part = _step(node, part, path, text, create=None if last else parts[i + 1])
+        path.append(part)
+        if last:
+            node[part] = _parse_value(raw.strip())
+        else:
+            node = node[part]
+    return tuple(path)
+
+
+def _step(node, part: str, path: list, text: str, create):
+    """The key or index `part` names in `node`, creating a missing table when `create`
+    (the next part) is given and is not an index."""
+    here = ".".join(map(str, path))
+    if isinstance(node, list):
+        if not part.isdigit():
+            raise _override_error(text, f"'{here}' is an array: expected an index, got '{part}'")
+        if int(part) >= len(node):
+            raise _override_error(text, f"'{here}' has {len(node)} entries, so there is no index {part}")
+        return int(part)
+    if not isinstance(node, dict):
+        raise _override_error(text, f"'{here}' is a value, not a table")
+    if create is not None and part not in node:
+        if create.isdigit():
+            raise _override_error(text, f"there is no array '{'.'.join(map(str, path + [part]))}' to index")
+        node[part] = {}
+    return part
+
+
+def _override_error(text: str, message: str) -> CaseError:
+    return CaseError(f"<overrides>: {message} in --set '{text}'")
+
+
+# --- model-dependent checks (run by the caller once the model is loaded) ------------------
+
+def _sizes(primitive_layout) -> Mapping:
+    """Accept a name -> size mapping or anything with one as `.sizes` (a model Layout)."""
+    return getattr(primitive_layout, "sizes", primitive_layout)
+
+
+def validate_state(table, primitive_layout, where, *, partial=False) -> dict:
+    """Check a state against the model's primitive variables; returns it in layout order,
+    scalars as floats and vectors padded to 3. `where` prefixes every message."""
+    sizes = _sizes(primitive_layout)
+    valid = ", ".join(sizes)
+    if not isinstance(table, Mapping):
+        raise CaseError(f"{where}: expected a table of primitive variables ({valid}), got {show(table)}")
+    for name in table:
+        if name not in sizes:
+            raise CaseError(f"{where}: unknown variable '{name}'{suggest(name, sizes)}; "
+                            f"the model's primitive variables are {valid}")
+    missing = [name for name in sizes if name not in table]
+    if missing and not partial:
+        raise CaseError(f"{where}: missing variable{'s' * (len(missing) > 1)} "
+                        f"{', '.join(missing)}; a full state needs {valid}")
+    return {name: _state_value(table[name], size, f"{where}.{name}")
+            for name, size in sizes.items() if name in table}
+
+
+def _state_value(value, size, where):
+    if size == 1:
+        if not (_is_number(value) and math.isfinite(value)):
+            raise CaseError(f"{where}: expected a number, got {show(value)}")
+        return float(value)
+    if size != 3:
+        raise ValueError(f"primitive variable sizes must be 1 or 3, got {size} for {where}")
+    vector = _number_list(value, {1, 2, 3})
+    if vector is None:
+        raise CaseError(f"{where}: expected a list of 1 to 3 numbers, got {show(value)}")
+    return vector + [0.0] * (3 - len(vector))
+
+
+def validate_states(case: dict, primitive_layout) -> dict:
+    """A copy of a loaded case with every state (background, regions, inflow faces) passed
+    through validate_state: the model-dependent half of validation, in one call."""
+    file = case.get("_source", "<case>")
+    case = copy.deepcopy(case)
+    initial, inflow = case["initial"], case["boundary"]["inflow"]
+    initial["background"] = validate_state(initial["background"], primitive_layout,
+                                           f"{file}: [initial] background")
+    for i, region in enumerate(initial["regions"]):
+        region["state"] = validate_state(region["state"], primitive_layout,
+                                         f"{file}: [initial] regions.{i}.state", partial=True)
+    for face, state in inflow.items():
+        inflow[face] = validate_state(state, primitive_layout, f"{file}: [boundary] inflow.{face}")
+    return case
+
+
+# --- writing -------------------------------------------------------------------------------
+
+def _is_table_array(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
+
+
+def _as_section(value, top: bool) -> bool:
+    """Top-level tables and tables holding tables get a [header]; leaf tables (states,
+    params) are written inline."""
+    return isinstance(value, Mapping) and (
+        top or any(isinstance(v, Mapping) or _is_table_array(v) for _, v in _visible(value)))
+
+
+def _write_table(lines: list, table: Mapping, path: tuple):
+    later = []
+    for key, value in _visible(table):
+        if _as_section(value, top=not path) or _is_table_array(value):
+            later.append((key, value))
+        else:
+            lines.append(f"{_key(key)} = {_value(value)}")
+    for key, value in later:
+        name = ".".join(map(_key, path + (key,)))
+        for item in [value] if isinstance(value, Mapping) else value:
+            lines += ["", f"[{name}]" if isinstance(value, Mapping) else f"[[{name}]]"]
+            _write_table(lines, item, path + (key,))
+
+
+def dump_toml(case: Mapping) -> str:
+    """The resolved case as TOML (keys starting with '_' skipped); reloads to an equal dict,
+    so a run can record exactly what it ran."""
+    lines: list[str] = []
+    _write_table(lines, case, ())
+    return "\n".join(lines).strip() + "\n"

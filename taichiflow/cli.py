@@ -1,0 +1,106 @@
+"""Command line: `taichiflow run`, `taichiflow bench`, `taichiflow models`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .case import CaseError
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="taichiflow", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a case file")
+    run.add_argument("case", help="case file (TOML)")
+    run.add_argument("--out", help="output folder (default: out/<case name>/)")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a case key, e.g. --set grid.cells=[800] (repeatable)")
+    run.add_argument("--arch", choices=["auto", "cpu", "cuda"], help="backend (default: case, else auto)")
+    run.add_argument("--precision", choices=["auto", "f32", "f64"], help="floating point precision")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    bench = sub.add_parser("bench", help="measure cell-updates per second")
+    bench.add_argument("--model", default="euler")
+    bench.add_argument("--reconstruction", default="weno5")
+    bench.add_argument("--limiter", default="mc")
+    bench.add_argument("--riemann", default="hllc")
+    bench.add_argument("--integrator", default="lsrk3")
+    bench.add_argument("--cells", type=int, default=128, help="cells per axis")
+    bench.add_argument("--dim", type=int, default=3, choices=[1, 2, 3])
+    bench.add_argument("--precision", default="f32", choices=["f32", "f64"])
+    bench.add_argument("--arch", default="auto", choices=["auto", "cpu", "cuda"])
+    bench.add_argument("--steps", type=int, default=20, help="timed steps per repetition")
+    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+
+    sub.add_parser("models", help="list the shipped models")
+
+    args = parser.parse_args(argv)
+    try:
+        return {"run": _run, "bench": _bench, "models": _models}[args.command](args)
+    except (CaseError, ValueError, RuntimeError) as err:
+        print(f"taichiflow: error: {err}", file=sys.stderr)
+        return 1
+
+
+def _run(args) -> int:
+    from .case import load_case
+    from .runlog import RunLog
+    from .simulation import Simulation, SimulationError
+
+    overrides = list(args.set)
+    if args.arch:
+        overrides.append(f'run.arch="{args.arch}"')
+    if args.precision:
+        overrides.append(f'run.precision="{args.precision}"')
+    case = load_case(args.case, overrides)
+    out = Path(args.out) if args.out else Path("out") / case["case"]["name"]
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLog(out / "run.log", echo=not args.quiet) as log:
+        log.write(f"taichiflow run {args.case} {' '.join('--set ' + o for o in args.set)}".rstrip())
+        sim = Simulation(case, out_dir=out, quiet=args.quiet)
+        log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
+                  f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
+                  f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + "
+                  f"{case['scheme']['integrator']}")
+        try:
+            stats = sim.run()
+        except SimulationError as err:
+            log.write(f"FAILED: {err}")
+            print(f"taichiflow: error: {err}", file=sys.stderr)
+            return 2
+        log.write(f"first step (including compile) {stats.get('first_step_s', float('nan')):.2f} s; "
+                  f"{stats['steps']} steps to t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
+                  f"({stats['cell_updates_per_s']:.3g} cell-updates/s)")
+    print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
+    return 0
+
+
+def _bench(args) -> int:
+    from .bench import run_benchmark
+
+    result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
+                           riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
+                           precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>24}: {value:.4g}" if isinstance(value, float) else f"{key:>24}: {value}")
+    return 0
+
+
+def _models(args) -> int:
+    from .model import shipped_models_dir
+    for path in sorted(shipped_models_dir().glob("*.py")):
+        doc = path.read_text().split('"""')[1].strip() if '"""' in path.read_text() else ""
+        print(f"{path.stem:>16}  {doc.splitlines()[0] if doc else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

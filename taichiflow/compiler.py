@@ -1,0 +1,295 @@
+"""Turns (model physics, scheme, grid, boundaries, precision) into fields and kernels.
+
+The only module that knows the kernel structure. One right-hand-side evaluation is
+
+    primitives   W = prim(U) on interior cells (+ CFL rate, admissibility, globals at stage 1)
+    boundaries   fill the ghost layers of W, one task per face
+    per axis d:  face_flux[d]   F = riemann(reconstruct(W stencil)) on every face along d
+                 update[d]      R = a R + dt (-dF/dx) ...; the last axis also applies the
+                                integrator stage U = c0 U0 + c1 U + c2 R
+
+Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
+kind) is resolved in Python while compiling: kernels contain no scheme branches.
+"""
+
+import numpy as np
+import taichi as ti
+
+from .layout import component, permute
+from .physics import Physics
+from .numerics.reconstruction import make_reconstruction
+from .numerics.riemann import RIEMANN_SOLVERS
+
+NO_BAD_CELL = np.iinfo(np.int64).max
+
+
+def _shift(I, axis: int, k: int, dim: int):
+    """Index vector I moved by k cells along axis (compile time)."""
+    if k == 0:
+        return I
+    return I + ti.Vector([k if d == axis else 0 for d in range(dim)])
+
+
+def _linear_index(I, cells):
+    """Row-major linear index of a cell, in 64 bits (grids may exceed 2^31 cells)."""
+    index = ti.cast(component(I, 0), ti.i64)
+    for d in range(1, len(cells)):
+        index = index * cells[d] + ti.cast(component(I, d), ti.i64)
+    return index
+
+
+class Solver:
+    """Fields and compiled kernels for one (model, params, scheme, grid, precision)."""
+
+    def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype):
+        self.dim = len(cells)
+        self.cells = tuple(int(n) for n in cells)
+        self.lower = tuple(float(x) for x in lower)
+        self.dx = tuple((float(b) - float(a)) / n for a, b, n in zip(lower, upper, cells))
+        self.dtype = dtype
+        self.model = model
+        self.globals = (ti.Vector.field(len(model.globals), ti.f64, shape=())
+                        if model.globals else None)
+        self.phys = Physics(model, params, dtype, self.globals)
+        self.recon = make_reconstruction(scheme["reconstruction"], scheme.get("limiter", "mc"))
+        self.riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys)
+        self.boundaries = boundaries          # per axis: (lower kind, upper kind)
+        nU, nW, g = self.phys.U.n, self.phys.W.n, self.recon.ghost
+        self.ghost = g
+
+        self.U = ti.Vector.field(nU, dtype, shape=self.cells)
+        self.U0 = ti.Vector.field(nU, dtype, shape=self.cells)
+        self.R = ti.Vector.field(nU, dtype, shape=self.cells)
+        self.W = ti.Vector.field(nW, dtype, shape=tuple(n + 2 * g for n in self.cells),
+                                 offset=tuple(-g for _ in self.cells))
+        self.F = ti.Vector.field(self.phys.n_flux, dtype, shape=tuple(n + 1 for n in self.cells))
+        self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
+        self.R.fill(0.0)
+        for (axis, side), state in inflow_states.items():
+            self.inflow[axis, side] = ti.Vector(list(state))
+
+        self.max_rate = ti.field(ti.f64, shape=())
+        self.bad_cell = ti.field(ti.i64, shape=())
+        self.totals = ti.Vector.field(nU, ti.f64, shape=())
+        self.w_min = ti.Vector.field(nW, ti.f64, shape=())
+        self.w_max = ti.Vector.field(nW, ti.f64, shape=())
+        self.derived_field = None
+        self._build()
+
+    # ------------------------------------------------------------------------------------
+    def _build(self):
+        phys, dim, cells, dx, g = self.phys, self.dim, self.cells, self.dx, self.ghost
+        U, U0, R, W, F = self.U, self.U0, self.R, self.W, self.F
+        recon, riemann = self.recon, self.riemann
+        nU = phys.U.n
+        to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
+        to_global_F = [phys.U.rotation(d, False) + list(range(nU, phys.n_flux)) for d in range(dim)]
+        inv_dx = [1.0 / h for h in dx]
+        model_globals = list(self.model.globals)
+        globals_field = self.globals
+        lower = self.lower
+
+        @ti.func
+        def max_rate(w):
+            rate = 0.0
+            for d in ti.static(range(dim)):
+                smin, smax = phys.signal_speeds(permute(w, to_normal_W[d]))
+                rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * inv_dx[d])
+            return rate
+
+        @ti.kernel
+        def primitives(check: ti.template()):
+            for I in ti.grouped(U):
+                w = phys.prim(U[I])
+                W[I] = w
+                if ti.static(check):
+                    ti.atomic_max(self.max_rate[None], ti.cast(max_rate(w), ti.f64))
+                    if not phys.admissible(w):
+                        ti.atomic_min(self.bad_cell[None], _linear_index(I, cells))
+                    for k in ti.static(range(len(model_globals))):
+                        ti.atomic_max(globals_field[None][k],
+                                      ti.cast(phys.global_value(model_globals[k], w), ti.f64))
+
+        self._primitives = primitives
+        self._fill_ghosts = self._build_boundaries()
+
+        def make_face_flux(axis):
+            ranges = [(0, cells[d] + 1) if d == axis else (0, cells[d]) for d in range(dim)]
+
+            @ti.kernel
+            def face_flux():
+                for I in ti.grouped(ti.ndrange(*ranges)):
+                    stencil = [permute(W[_shift(I, axis, k - g, dim)], to_normal_W[axis])
+                               for k in ti.static(range(2 * g))]
+                    wL, wR = recon.face_states(stencil)
+                    F[I] = permute(riemann(wL, wR), to_global_F[axis])
+
+            return face_flux
+
+        def make_update(axis, last):
+            advected = phys.advected_indices
+            unit = phys.n_flux - 1
+
+            @ti.kernel
+            def update(dt: float, keep: float, c0: float, c1: float, c2: float, t: float):
+                for I in ti.grouped(U):
+                    f_lo = F[I]
+                    f_hi = F[_shift(I, axis, 1, dim)]
+                    u = U[I]
+                    rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
+                    for k in ti.static(advected):
+                        rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
+                    r = keep * R[I] + dt * rhs
+                    if ti.static(last):
+                        if ti.static("source" in self.model.functions):
+                            x = ti.Vector([lower[d] + (component(I, d) + 0.5) * dx[d] if d < dim else 0.0
+                                           for d in range(3)])
+                            r += dt * phys.source(u, W[I], x, t)
+                        U[I] = c0 * U0[I] + c1 * u + c2 * r
+                    R[I] = r
+
+            return update
+
+        self._face_flux = [make_face_flux(d) for d in range(dim)]
+        self._update = [make_update(d, d == dim - 1) for d in range(dim)]
+
+        @ti.kernel
+        def save_state():
+            for I in ti.grouped(U):
+                U0[I] = U[I]
+
+        @ti.kernel
+        def restore_state():
+            for I in ti.grouped(U):
+                U[I] = U0[I]
+
+        @ti.kernel
+        def diagnostics():
+            for I in ti.grouped(U):
+                self.totals[None] += ti.cast(U[I], ti.f64)
+                w = ti.cast(W[I], ti.f64)
+                for k in ti.static(range(phys.W.n)):
+                    ti.atomic_min(self.w_min[None][k], w[k])
+                    ti.atomic_max(self.w_max[None][k], w[k])
+
+        @ti.kernel
+        def conserve():
+            for I in ti.grouped(U):
+                U[I] = phys.cons(W[I])
+
+        self._save_state, self._restore_state, self._diagnostics = save_state, restore_state, diagnostics
+        self._conserve = conserve
+
+    def _build_boundaries(self):
+        """One kernel filling every ghost face of W, each face a static task."""
+        phys, dim, cells, g, W, inflow = self.phys, self.dim, self.cells, self.ghost, self.W, self.inflow
+        faces = []
+        for axis in range(dim):
+            for side in (0, 1):
+                faces.append((axis, side, self.boundaries[axis][side]))
+        vel = phys.W.index(self.model.velocity) if self.model.velocity else None
+
+        def slab(axis, side):
+            return [((-g, 0) if side == 0 else (cells[d], cells[d] + g)) if d == axis else (0, cells[d])
+                    for d in range(dim)]
+
+        def source_index(J, axis, side, kind):
+            """Interior cell that a ghost cell copies (compile-time choice of formula)."""
+            n, i = cells[axis], component(J, axis)
+            if kind == "periodic":
+                j = i + n if side == 0 else i - n
+            elif kind == "outflow":
+                j = 0 if side == 0 else n - 1
+            else:  # wall: mirror image
+                j = -1 - i if side == 0 else 2 * n - 1 - i
+            return ti.Vector([j if d == axis else component(J, d) for d in range(dim)])
+
+        @ti.kernel
+        def fill_ghosts():
+            for axis, side, kind in ti.static(faces):
+                for J in ti.grouped(ti.ndrange(*slab(axis, side))):
+                    if ti.static(kind == "inflow"):
+                        W[J] = inflow[axis, side]
+                    else:
+                        w = W[source_index(J, axis, side, kind)]
+                        if ti.static(kind == "wall"):
+                            w[vel + axis] = -w[vel + axis]
+                        W[J] = w
+
+        return fill_ghosts
+
+    # --- host-side driver API -------------------------------------------------------------
+    def reset_step_reductions(self):
+        self.max_rate[None] = 0.0
+        self.bad_cell[None] = NO_BAD_CELL
+        if self.globals is not None:
+            self.globals.fill(0.0)
+
+    def check_state(self):
+        """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
+        self.reset_step_reductions()
+        self._primitives(True)
+        bad = int(self.bad_cell[None])
+        return float(self.max_rate[None]), (None if bad == NO_BAD_CELL else bad)
+
+    def step(self, dt: float, t: float, stages):
+        """One time step; `check_state` must have run on the current U."""
+        self._save_state()
+        for s, stage in enumerate(stages):
+            if s > 0:
+                self._primitives(False)
+            self._fill_ghosts()
+            t_stage = t + stage.time * dt
+            for d in range(self.dim):
+                keep = stage.a if d == 0 else 1.0
+                self._face_flux[d]()
+                self._update[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage)
+
+    def restore_last_good(self):
+        self._restore_state()
+
+    def refresh_primitives(self):
+        self._primitives(False)
+
+    def primitive_array(self) -> np.ndarray:
+        """Interior primitive state as a numpy array (refresh_primitives first)."""
+        g = self.ghost
+        w = self.W.to_numpy()
+        return w[tuple(slice(g, g + n) for n in self.cells)]
+
+    def set_primitive(self, w: np.ndarray):
+        """U from interior primitive values (cells + (nW,)), through the model's to_conserved."""
+        g = self.ghost
+        full = np.zeros(tuple(n + 2 * g for n in self.cells) + (w.shape[-1],), dtype=w.dtype)
+        full[tuple(slice(g, g + n) for n in self.cells)] = w
+        self.W.from_numpy(full)
+        self._conserve()
+
+    def reductions(self):
+        """f64 totals of U (times cell volume) and min/max of W over the interior."""
+        self.totals.fill(0.0)
+        self.w_min.fill(np.inf)
+        self.w_max.fill(-np.inf)
+        self._diagnostics()
+        volume = float(np.prod(self.dx))
+        return (self.totals.to_numpy() * volume, self.w_min.to_numpy(), self.w_max.to_numpy())
+
+    def cell(self, linear_index: int) -> tuple:
+        return tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
+
+    def derived_array(self, name: str) -> np.ndarray:
+        """A model-derived field (e.g. Mach number) on the interior, from the current W."""
+        if self.derived_field is None:
+            self.derived_field = ti.field(self.dtype, shape=self.cells)
+            self._derive = {}
+        if name not in self._derive:
+            phys, W, out = self.phys, self.W, self.derived_field
+
+            @ti.kernel
+            def derive():
+                for I in ti.grouped(out):
+                    out[I] = phys.derived(name, W[I])
+
+            self._derive[name] = derive
+        self._derive[name]()
+        return self.derived_field.to_numpy()

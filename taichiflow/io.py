@@ -1,0 +1,531 @@
+"""File output for taichiflow: VTK ImageData snapshots, ParaView series, CSV diagnostics.
+
+Deliberately depends only on numpy and the standard library: the GPU nodes
+that run the solver do not have VTK/pyvista installed, yet the files must open
+in ParaView (and round-trip exactly through :func:`read_vti` for tests and
+restarts).
+
+Public API
+----------
+write_vti(path, cells, lower, spacing, arrays, time=None)
+read_vti(path) -> (meta, arrays)
+PvdSeries(path, resume=False)
+DiagnosticsCSV(path, columns, resume=False)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import numbers
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+
+__all__ = ["write_vti", "read_vti", "PvdSeries", "DiagnosticsCSV"]
+
+# Name of the FieldData array holding the number of spatial dimensions the
+# caller used, so read_vti can return (nx,) / (nx, ny) arrays exactly even
+# when a genuine 3D grid happens to have nz == 1.
+NDIM_FIELD = "TAICHIFLOW_NDIM"
+# ParaView picks up a FieldData array named TIME as the dataset's time.
+TIME_FIELD = "TIME"
+
+_VTK_TYPES = {
+    np.dtype("<f4"): "Float32",
+    np.dtype("<f8"): "Float64",
+    np.dtype("<i4"): "Int32",
+    np.dtype("<i8"): "Int64",
+    np.dtype("u1"): "UInt8",
+}
+_NP_TYPES = {
+    "Float32": "<f4", "Float64": "<f8",
+    "Int8": "i1", "UInt8": "u1", "Int16": "<i2", "UInt16": "<u2",
+    "Int32": "<i4", "UInt32": "<u4", "Int64": "<i8", "UInt64": "<u8",
+}
+
+
+# --------------------------------------------------------------------------
+# atomic writes
+# --------------------------------------------------------------------------
+
+def _new_file_mode() -> int:
+    """Permission bits a plain open() would give a new file (mkstemp uses 0600)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o644
+
+
+class _AtomicWriter:
+    """Context manager yielding a binary file that replaces `path` only on success.
+
+    Readers (ParaView polling a running case, a restart after a crash) must
+    never see a half-written file, so we write a sibling temp file, fsync it
+    and os.replace() it over the target.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.dir = os.path.dirname(os.path.abspath(self.path))
+
+    def __enter__(self):
+        fd, self.tmp = tempfile.mkstemp(
+            dir=self.dir, prefix="." + os.path.basename(self.path) + ".", suffix=".tmp")
+        self.f = os.fdopen(fd, "wb")
+        return self.f
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                self.f.flush()
+                os.fsync(self.f.fileno())
+            self.f.close()
+            if exc_type is not None:
+                os.unlink(self.tmp)
+                return False
+            try:
+                mode = os.stat(self.path).st_mode & 0o7777
+            except FileNotFoundError:
+                mode = _new_file_mode()
+            os.chmod(self.tmp, mode)
+            os.replace(self.tmp, self.path)
+        except BaseException:
+            if os.path.exists(self.tmp):
+                os.unlink(self.tmp)
+            raise
+        _fsync_dir(self.dir)
+        return False
+
+
+def _fsync_dir(d):
+    """Persist the rename itself (best effort; not all filesystems allow it)."""
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write_bytes(path, data: bytes):
+    with _AtomicWriter(path) as f:
+        f.write(data)
+
+
+# --------------------------------------------------------------------------
+# VTK ImageData (.vti)
+# --------------------------------------------------------------------------
+
+def _pad3(values, fill, name):
+    values = tuple(values)
+    if not 1 <= len(values) <= 3:
+        raise ValueError(f"{name} must have 1 to 3 entries, got {values!r}")
+    return values + tuple(fill for _ in range(3 - len(values)))
+
+
+def _vtk_dtype(a: np.ndarray, name: str) -> np.dtype:
+    """Little-endian dtype to store `a` as: floats kept, ints widened to Int32/Int64."""
+    k = a.dtype.kind
+    if k == "f":
+        return np.dtype("<f8") if a.dtype.itemsize > 4 else np.dtype("<f4")
+    if k == "b":
+        return np.dtype("u1")
+    if k == "i":
+        return np.dtype("<i8") if a.dtype.itemsize > 4 else np.dtype("<i4")
+    if k == "u":
+        if a.dtype.itemsize <= 2:
+            return np.dtype("<i4")
+        if a.dtype.itemsize == 4:
+            return np.dtype("<i8")
+        if a.size and a.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"array {name!r}: uint64 values exceed Int64 range")
+        return np.dtype("<i8")
+    raise TypeError(f"array {name!r}: unsupported dtype {a.dtype} for VTK output")
+
+
+def _fmt_float(x) -> str:
+    return repr(float(x))
+
+
+def write_vti(path, cells, lower, spacing, arrays, time=None):
+    """Write cell-centred fields on a uniform grid as a VTK XML ImageData file.
+
+    Raw appended binary keeps files compact and exact (no ASCII rounding) while
+    remaining readable by stock ParaView/VTK.  `arrays` maps name -> array of
+    shape `cells` (scalar) or `cells + (m,)` (m-component vector, m >= 2),
+    indexed [i, j, k] = [x, y, z]; it is written x-fastest as VTK requires.
+    Floats keep Float32/Float64, bools become UInt8, other integers Int32/Int64.
+    `time`, if given, is stored as FieldData "TIME" (shown by ParaView).
+    The file is replaced atomically.
+    """
+    ndim = len(tuple(cells))
+    cells_nd = tuple(int(c) for c in cells)
+    if ndim < 1 or ndim > 3:
+        raise ValueError(f"cells must have 1 to 3 entries, got {cells!r}")
+    if any(c < 1 for c in cells_nd):
+        raise ValueError(f"cells must be positive, got {cells!r}")
+    lower = tuple(float(x) for x in lower)
+    spacing = tuple(float(x) for x in spacing)
+    if len(lower) != ndim or len(spacing) != ndim:
+        raise ValueError(f"lower {lower!r} and spacing {spacing!r} must have "
+                         f"{ndim} entries like cells {cells!r}")
+    if not all(s > 0 and np.isfinite(s) for s in spacing):
+        raise ValueError(f"spacing must be positive and finite, got {spacing!r}")
+    c3 = _pad3(cells_nd, 1, "cells")
+    o3 = _pad3(lower, 0.0, "lower")
+    # Padded directions get the x spacing so the 1-cell-thick slab looks sane.
+    s3 = _pad3(spacing, spacing[0], "spacing")
+
+    def field(name, value, dtype):
+        data = np.asarray([value], dtype=dtype)
+        xml = (f'<DataArray type="{_VTK_TYPES[data.dtype]}" Name={quoteattr(name)} '
+               f'NumberOfTuples="1" format="appended" offset="')
+        return xml, data
+
+    field_blocks = []  # (XML up to the offset value, C-contiguous little-endian data)
+    if time is not None:
+        field_blocks.append(field(TIME_FIELD, float(time), "<f8"))
+    field_blocks.append(field(NDIM_FIELD, ndim, "<i4"))
+
+    cell_blocks = []
+    for name, arr in arrays.items():
+        name = str(name)
+        a = np.asarray(arr)
+        if a.shape == cells_nd:
+            ncomp = 1
+            # C order of the (z, y, x) transpose == x fastest, as VTK wants.
+            vtk_order = a.reshape(c3).transpose(2, 1, 0)
+        elif a.ndim == ndim + 1 and a.shape[:ndim] == cells_nd and a.shape[-1] >= 2:
+            ncomp = a.shape[-1]
+            # components fastest, then x, y, z
+            vtk_order = a.reshape(c3 + (ncomp,)).transpose(2, 1, 0, 3)
+        else:
+            raise ValueError(f"array {name!r} has shape {a.shape}; expected {cells_nd} "
+                             f"or {cells_nd} + (m,) with m >= 2")
+        dt = _vtk_dtype(a, name)
+        data = np.ascontiguousarray(vtk_order, dtype=dt)
+        xml = (f'<DataArray type="{_VTK_TYPES[dt]}" Name={quoteattr(name)} '
+               f'NumberOfComponents="{ncomp}" format="appended" offset="')
+        cell_blocks.append((xml, data))
+
+    offset = 0
+    field_xml, cell_xml = [], []
+    for blocks, out in ((field_blocks, field_xml), (cell_blocks, cell_xml)):
+        for xml, data in blocks:
+            out.append(f'{xml}{offset}"/>')  # offset from the "_" marker
+            offset += 8 + data.nbytes  # UInt64 byte-count header + payload
+
+    extent = " ".join(f"0 {n}" for n in c3)
+    head = [
+        '<?xml version="1.0"?>',
+        '<VTKFile type="ImageData" version="1.0" byte_order="LittleEndian" '
+        'header_type="UInt64">',
+        f'  <ImageData WholeExtent="{extent}" '
+        f'Origin="{" ".join(_fmt_float(x) for x in o3)}" '
+        f'Spacing="{" ".join(_fmt_float(x) for x in s3)}">',
+        "    <FieldData>",
+        *("      " + x for x in field_xml),
+        "    </FieldData>",
+        f'    <Piece Extent="{extent}">',
+        "      <PointData>",
+        "      </PointData>",
+        "      <CellData>",
+        *("        " + x for x in cell_xml),
+        "      </CellData>",
+        "    </Piece>",
+        "  </ImageData>",
+        '  <AppendedData encoding="raw">',
+        "   _",
+    ]
+    with _AtomicWriter(path) as f:
+        f.write(("\n".join(head)).encode("utf-8"))
+        for _, data in field_blocks + cell_blocks:
+            f.write(np.uint64(data.nbytes).astype("<u8").tobytes())
+            f.write(memoryview(data).cast("B"))
+        f.write(b"\n  </AppendedData>\n</VTKFile>\n")
+
+
+def read_vti(path):
+    """Read a file written by write_vti without VTK (for restarts and tests).
+
+    Returns (meta, arrays).  meta has 'cells' (3-tuple), 'origin', 'spacing'
+    (3-tuples), 'time' (float or None) and 'ndim'; arrays are returned with
+    exactly the shapes given to write_vti ((nx,), (nx, ny) or (nx, ny, nz),
+    plus a trailing component axis for vectors), C-contiguous.
+    Only raw appended encoding (what write_vti produces) is supported.
+    """
+    with open(path, "rb") as f:
+        raw = f.read()
+    start = raw.find(b"<AppendedData")
+    if start < 0:
+        raise ValueError(f"{path}: no <AppendedData> section (not written by write_vti?)")
+    tag_end = raw.find(b">", start)
+    marker = raw.find(b"_", tag_end)
+    if tag_end < 0 or marker < 0:
+        raise ValueError(f"{path}: malformed <AppendedData> section")
+    base = marker + 1
+    root = ET.fromstring(raw[:tag_end + 1] + b"</AppendedData></VTKFile>")
+    appended = root.find("AppendedData")
+    if appended.get("encoding") != "raw":
+        raise ValueError(f"{path}: only raw appended encoding is supported")
+    if root.get("type") != "ImageData":
+        raise ValueError(f"{path}: VTKFile type is {root.get('type')!r}, not ImageData")
+    if root.get("byte_order", "LittleEndian") != "LittleEndian":
+        raise ValueError(f"{path}: only LittleEndian files are supported")
+    if root.get("compressor"):
+        raise ValueError(f"{path}: compressed files are not supported")
+    htype = np.dtype("<u8" if root.get("header_type", "UInt32") == "UInt64" else "<u4")
+
+    def load(el, count):
+        off = base + int(el.get("offset"))
+        nbytes = int(np.frombuffer(raw, htype, 1, off)[0])
+        dt = np.dtype(_NP_TYPES[el.get("type")])
+        if nbytes != count * dt.itemsize:
+            raise ValueError(f"{path}: array {el.get('Name')!r} has {nbytes} bytes, "
+                             f"expected {count * dt.itemsize}")
+        return np.frombuffer(raw, dt, count, off + htype.itemsize)
+
+    img = root.find("ImageData")
+    ext = [int(v) for v in img.get("WholeExtent").split()]
+    c3 = tuple(ext[2 * d + 1] - ext[2 * d] for d in range(3))
+    origin = tuple(float(v) for v in img.get("Origin", "0 0 0").split())
+    spacing = tuple(float(v) for v in img.get("Spacing", "1 1 1").split())
+
+    time, ndim = None, None
+    fd = img.find("FieldData")
+    if fd is not None:
+        for el in fd.findall("DataArray"):
+            n = int(el.get("NumberOfTuples", "1"))
+            if el.get("Name") == TIME_FIELD:
+                time = float(load(el, n)[0])
+            elif el.get("Name") == NDIM_FIELD:
+                ndim = int(load(el, n)[0])
+    if ndim is None:  # foreign file: infer from trailing singleton extents
+        ndim = 3
+        while ndim > 1 and c3[ndim - 1] == 1:
+            ndim -= 1
+    cells_nd = c3[:ndim]
+    ncells = c3[0] * c3[1] * c3[2]
+
+    arrays = {}
+    piece = img.find("Piece")
+    cd = piece.find("CellData") if piece is not None else None
+    for el in (cd.findall("DataArray") if cd is not None else []):
+        m = int(el.get("NumberOfComponents", "1"))
+        flat = load(el, ncells * m)
+        dt = flat.dtype.newbyteorder("=")
+        if m == 1:
+            a = flat.reshape(c3[::-1]).transpose(2, 1, 0).reshape(cells_nd)
+        else:
+            a = flat.reshape(c3[::-1] + (m,)).transpose(2, 1, 0, 3).reshape(cells_nd + (m,))
+        arrays[el.get("Name")] = np.ascontiguousarray(a, dtype=dt)
+    meta = {"cells": c3, "origin": origin, "spacing": spacing, "time": time, "ndim": ndim}
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------
+# ParaView collection (.pvd)
+# --------------------------------------------------------------------------
+
+class PvdSeries:
+    """A ParaView .pvd collection listing snapshot files by simulation time.
+
+    ParaView opens the .pvd as one time series.  The file is rewritten
+    atomically after every change so it is always valid while a run is live.
+    With resume=True an existing file's entries are kept so a restarted run
+    continues the same series; use truncate_after(restart_time) to drop the
+    entries the restarted run will overwrite.  Without resume an empty
+    collection is written immediately (a fresh run must not list stale files).
+    """
+
+    def __init__(self, path, resume=False):
+        self.path = os.fspath(path)
+        self.dir = os.path.dirname(os.path.abspath(self.path))
+        self._entries: list[tuple[float, str]] = []
+        if resume and os.path.exists(self.path):
+            self._entries = self._load()
+        self._save()
+
+    def _load(self):
+        try:
+            root = ET.parse(self.path).getroot()
+        except ET.ParseError as e:
+            raise ValueError(f"{self.path}: not a valid PVD file: {e}") from None
+        coll = root.find("Collection")
+        if root.get("type") != "Collection" or coll is None:
+            raise ValueError(f"{self.path}: not a VTK Collection file")
+        entries = [(float(ds.get("timestep")), ds.get("file"))
+                   for ds in coll.findall("DataSet")]
+        entries.sort(key=lambda e: e[0])
+        return entries
+
+    def _save(self):
+        lines = ['<?xml version="1.0"?>',
+                 '<VTKFile type="Collection" version="1.0" byte_order="LittleEndian" '
+                 'header_type="UInt64">',
+                 "  <Collection>"]
+        for t, fn in self._entries:
+            lines.append(f'    <DataSet timestep="{_fmt_float(t)}" group="" part="0" '
+                         f'file={quoteattr(fn)}/>')
+        lines += ["  </Collection>", "</VTKFile>", ""]
+        _atomic_write_bytes(self.path, "\n".join(lines).encode("utf-8"))
+
+    @property
+    def entries(self):
+        """List of (time, filename) sorted by time; filenames relative to the pvd."""
+        return list(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def add(self, time, filename):
+        """Record `filename` at `time`; an entry with an equal time is replaced.
+
+        `filename` should be relative to the pvd's folder (absolute paths are
+        converted) so the case directory can be moved as a whole.
+        """
+        time = float(time)
+        if not np.isfinite(time):
+            raise ValueError(f"time must be finite, got {time!r}")
+        filename = os.fspath(filename)
+        if os.path.isabs(filename):
+            filename = os.path.relpath(filename, self.dir)
+        filename = filename.replace(os.sep, "/")
+        self._entries = [e for e in self._entries if e[0] != time]
+        self._entries.append((time, filename))
+        self._entries.sort(key=lambda e: e[0])  # stable; ParaView wants ascending
+        self._save()
+
+    def truncate_after(self, time):
+        """Drop entries with timestep > time (restart from a checkpoint at `time`)."""
+        time = float(time)
+        self._entries = [e for e in self._entries if e[0] <= time]
+        self._save()
+
+
+# --------------------------------------------------------------------------
+# CSV diagnostics
+# --------------------------------------------------------------------------
+
+def _fmt_cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "1" if v else "0"
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return "%.17g" % float(v)  # round-trips exactly through float()
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return _fmt_cell(v.item())
+    return str(v)
+
+
+class DiagnosticsCSV:
+    """Append-only CSV of per-step diagnostics (one column per quantity).
+
+    Floats are written with 17 significant digits so float(text) reproduces
+    the value exactly (regression tests compare diagnostics bit for bit).
+    With resume=True an existing file is kept and appended to, after checking
+    that its header equals `columns` (ValueError otherwise); a partial last
+    line left by a crash is dropped.
+    """
+
+    def __init__(self, path, columns, resume=False):
+        self.path = os.fspath(path)
+        self.columns = [str(c) for c in columns]
+        if not self.columns:
+            raise ValueError("columns must not be empty")
+        if len(set(self.columns)) != len(self.columns):
+            raise ValueError(f"duplicate column names in {self.columns!r}")
+        need_header = True
+        if resume and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+            self._check_and_repair()
+            need_header = False
+        self._f = open(self.path, "a" if not need_header else "w",
+                       newline="", encoding="utf-8")
+        self._w = csv.writer(self._f, lineterminator="\n")
+        if need_header:
+            self._w.writerow(self.columns)
+
+    def _check_and_repair(self):
+        with open(self.path, "rb") as f:
+            data = f.read()
+        first = data.split(b"\n", 1)[0].decode("utf-8").rstrip("\r")
+        header = next(csv.reader([first]), [])
+        if header != self.columns:
+            missing = [c for c in self.columns if c not in header]
+            extra = [c for c in header if c not in self.columns]
+            parts = []
+            if missing:
+                parts.append(f"missing columns {missing}")
+            if extra:
+                parts.append(f"unexpected columns {extra}")
+            if not parts:
+                parts.append(f"column order differs: file has {header}, "
+                             f"expected {self.columns}")
+            raise ValueError(f"{self.path}: header mismatch: " + "; ".join(parts))
+        if not data.endswith(b"\n"):
+            # crash mid-row: keep only complete lines
+            cut = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as f:
+                f.truncate(cut)
+            if cut == 0:  # only an unterminated (but matching) header: rewrite it
+                buf = io.StringIO()
+                csv.writer(buf, lineterminator="\n").writerow(self.columns)
+                _atomic_write_bytes(self.path, buf.getvalue().encode("utf-8"))
+
+    def write(self, row):
+        """Append one row: a dict keyed by column name, or a sequence in column order."""
+        if self._f is None:
+            raise ValueError(f"{self.path}: write() on closed DiagnosticsCSV")
+        if isinstance(row, dict):
+            missing = [c for c in self.columns if c not in row]
+            extra = [k for k in row if k not in self.columns]
+            if missing or extra:
+                raise ValueError(f"row keys do not match columns: missing {missing}, "
+                                 f"unexpected {extra}")
+            values = [row[c] for c in self.columns]
+        else:
+            values = list(row)
+            if len(values) != len(self.columns):
+                raise ValueError(f"row has {len(values)} values, expected "
+                                 f"{len(self.columns)} ({self.columns})")
+        self._w.writerow([_fmt_cell(v) for v in values])
+
+    def flush(self, sync=True):
+        """Push buffered rows to the OS (and to disk if sync) so tail -f / crashes see them."""
+        if self._f is not None:
+            self._f.flush()
+            if sync:
+                os.fsync(self._f.fileno())
+
+    def close(self):
+        """Flush, fsync and close; safe to call twice."""
+        if self._f is not None:
+            self.flush()
+            self._f.close()
+            self._f = None
+
+    @property
+    def closed(self):
+        return self._f is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -1,0 +1,226 @@
+"""The model DSL: what a model file declares, and how it is loaded and checked.
+
+A model file builds one `Model`, declares the conserved (U) and primitive (W) layouts by
+name, its parameters with defaults, and registers Taichi functions written in the normal
+frame (local x is the face normal). The framework rotates declared 3-vectors, so one flux
+serves every axis. See docs/models.md.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import inspect
+import keyword
+from pathlib import Path
+
+import taichi as ti
+from taichi.lang.struct import Struct
+
+from .layout import Layout
+
+# Role -> names of the leading state arguments the function receives.
+ROLES = {
+    "to_primitive": ("U",),
+    "to_conserved": ("W",),
+    "flux": ("W", "U"),
+    "sound_speed": ("W",),
+    "wave_speeds": ("W",),
+    "hllc_star": ("W", "U", "s", "s_star"),
+    "source": ("U", "W", "x", "t"),
+}
+REQUIRED = ("to_primitive", "to_conserved", "flux")
+
+
+class ModelError(ValueError):
+    """A mistake in a model file; the message names the file, the function and the cause."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class Model:
+    """Declaration of a hyperbolic system; see docs/models.md for the full API."""
+
+    def __init__(self, name: str, *, conserved: dict, primitive: dict, params: dict | None = None,
+                 velocity: str | None = None, density: str | None = None,
+                 pressure: str | None = None, positive=(), advected=(), globals=None,
+                 sample: dict | None = None, description: str = ""):
+        self.name = name
+        self.description = description
+        self._check_layout(conserved, "conserved")
+        self._check_layout(primitive, "primitive")
+        self.conserved = Layout(conserved, "U")
+        self.primitive = Layout(primitive, "W")
+        self.params = {k: float(v) for k, v in (params or {}).items()}
+        self.velocity, self.density, self.pressure = velocity, density, pressure
+        self.positive = tuple(positive)
+        self.advected = tuple(advected)
+        self.globals = dict(globals or {})
+        self.sample = dict(sample or {})
+        self.functions: dict[str, object] = {}
+        self.signatures: dict[str, list[str]] = {}
+        self.derived: dict[str, object] = {}
+        self.source_file = "<unknown>"
+        self.ex = ti.Vector([1.0, 0.0, 0.0])
+
+    @staticmethod
+    def _check_layout(spec, what):
+        if not isinstance(spec, dict) or not spec:
+            raise ModelError(f"{what}: expected a non-empty dict name -> 1 or 3")
+        for key, size in spec.items():
+            if not key.isidentifier() or keyword.iskeyword(key):
+                raise ModelError(f"{what}: '{key}' is not a valid Python identifier")
+            if size not in (1, 3):
+                raise ModelError(f"{what}: '{key}' has size {size}; sizes are 1 (scalar) or 3 (vector)")
+
+    # --- state constructors, used inside model functions --------------------------------
+    def U(self, **components):
+        """A conserved state from its named components (call inside a model function)."""
+        return Struct(components)
+
+    def W(self, **components):
+        """A primitive state from its named components (call inside a model function)."""
+        return Struct(components)
+
+    # --- registration decorators --------------------------------------------------------
+    def _register(self, role):
+        def decorate(fn):
+            self.signatures[role] = list(inspect.signature(fn).parameters)
+            self.functions[role] = ti.func(fn)
+            self.functions[role].__name__ = fn.__name__
+            return fn
+        return decorate
+
+    def __getattr__(self, role):
+        if role in ROLES:
+            return self._register(role)
+        raise AttributeError(f"Model has no attribute '{role}'{did_you_mean(role, [*ROLES, 'derive'])}")
+
+    def derive(self, name: str):
+        """Register a derived output field `name` computed from W (and params)."""
+        def decorate(fn):
+            self.signatures[f"derived:{name}"] = list(inspect.signature(fn).parameters)
+            self.derived[name] = ti.func(fn)
+            return fn
+        return decorate
+
+    # --- parameters ------------------------------------------------------------------------
+    def resolve_params(self, overrides: dict, where: str) -> dict:
+        values = dict(self.params)
+        for key, value in overrides.items():
+            if key not in values:
+                raise ModelError(f"{where}: model '{self.name}' has no parameter '{key}'"
+                                 f"{did_you_mean(key, values)}; it has {sorted(values) or 'none'}")
+            values[key] = float(value)
+        return values
+
+    def extra_args(self, role: str) -> list[str]:
+        """Names of the parameters/globals a registered function takes after its states."""
+        lead = 1 if role.startswith("derived:") else len(ROLES[role])
+        return self.signatures[role][lead:]
+
+    def validate(self):
+        """Static checks of the declaration; raises ModelError naming what is wrong."""
+        where = self.source_file
+        missing = [r for r in REQUIRED if r not in self.functions]
+        if "sound_speed" not in self.functions and "wave_speeds" not in self.functions:
+            missing.append("sound_speed or wave_speeds")
+        if missing:
+            raise ModelError(f"{where}: model '{self.name}' does not define {', '.join(missing)}")
+        for role, names in self.signatures.items():
+            fname = role.split(":", 1)[-1] if role.startswith("derived:") else role
+            lead = ("W",) if role.startswith("derived:") else ROLES[role]
+            if len(names) < len(lead):
+                raise ModelError(f"{where}: {fname}(): takes {names}, but must take {list(lead)} "
+                                 "first, then parameters")
+            for arg in names[len(lead):]:
+                if arg not in self.params and arg not in self.globals:
+                    raise ModelError(f"{where}: {fname}(): argument '{arg}' is neither a parameter "
+                                     f"nor a global value{did_you_mean(arg, [*self.params, *self.globals])}")
+        self._check_role_name("velocity", self.velocity, self.primitive, 3, where)
+        self._check_role_name("density", self.density, self.primitive, 1, where)
+        self._check_role_name("pressure", self.pressure, self.primitive, 1, where)
+        for name in self.positive:
+            self._check_role_name("positive", name, self.primitive, 1, where)
+        for name in self.advected:
+            self._check_role_name("advected", name, self.conserved, 1, where)
+        if "sound_speed" in self.functions and "wave_speeds" not in self.functions and not self.velocity:
+            raise ModelError(f"{where}: sound_speed needs Model(velocity=...) naming the primitive velocity")
+        if self.advected and not self.velocity:
+            raise ModelError(f"{where}: advected variables need Model(velocity=...)")
+        for key in self.sample:
+            if key not in self.primitive.sizes:
+                raise ModelError(f"{where}: sample: unknown primitive '{key}'"
+                                 f"{did_you_mean(key, self.primitive.names)}")
+        for name, how in self.globals.items():
+            if how != "max" or f"global:{name}" not in self.signatures:
+                raise ModelError(f"{where}: global '{name}' needs a reduction 'max' and a "
+                                 f"@model.global_value('{name}') function")
+
+    @staticmethod
+    def _check_role_name(role, name, layout, size, where):
+        if name is None:
+            return
+        if name not in layout.sizes:
+            raise ModelError(f"{where}: {role}='{name}' is not a {layout.role} variable"
+                             f"{did_you_mean(name, layout.names)}")
+        if layout.sizes[name] != size:
+            raise ModelError(f"{where}: {role}='{name}' must be a {'scalar' if size == 1 else '3-vector'}")
+
+    def global_value(self, name: str):
+        """Register the per-cell value whose maximum over the grid is global `name` each step."""
+        def decorate(fn):
+            self.signatures[f"global:{name}"] = list(inspect.signature(fn).parameters)
+            self.functions[f"global:{name}"] = ti.func(fn)
+            return fn
+        return decorate
+
+    def sample_state(self) -> list[float]:
+        """A primitive state for load-time checks: the model's `sample`, else 1 and 0.1s."""
+        flat = []
+        for name in self.primitive.names:
+            value = self.sample.get(name, 1.0 if self.primitive.sizes[name] == 1 else [0.1, 0.2, 0.3])
+            flat += [float(value)] if self.primitive.sizes[name] == 1 else [float(v) for v in value]
+        return flat
+
+
+def find_model_file(name: str, search_dirs=()) -> Path:
+    """Resolve a model name ("euler") or path ("models/euler.py") to an existing file."""
+    candidate = Path(name)
+    if candidate.suffix == ".py":
+        if candidate.is_file():
+            return candidate
+        raise ModelError(f"model file '{name}' not found")
+    dirs = [Path(d) for d in search_dirs] + [Path.cwd() / "models", shipped_models_dir()]
+    for folder in dirs:
+        path = folder / f"{name}.py"
+        if path.is_file():
+            return path
+    known = sorted({p.stem for d in dirs if d.is_dir() for p in d.glob("*.py")})
+    raise ModelError(f"unknown model '{name}'{did_you_mean(name, known)}; known models: {known}")
+
+
+def shipped_models_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "models"
+
+
+def load_model(name: str, search_dirs=()) -> Model:
+    """Import a model file and check its declaration (not its kernels: see compiler.check_model)."""
+    path = find_model_file(name, search_dirs)
+    module_name = f"taichiflow_model_{path.stem}_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ModelError as err:
+        raise ModelError(f"{path}: {err}") from None
+    except Exception as err:  # the user's file failed to import: say where and why
+        raise ModelError(f"{path}: failed to import: {type(err).__name__}: {err}") from err
+    model = getattr(module, "model", None)
+    if not isinstance(model, Model):
+        raise ModelError(f"{path}: defines no `model = Model(...)`")
+    model.source_file = str(path)
+    model.validate()
+    return model

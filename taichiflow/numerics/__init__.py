@@ -1,0 +1,4 @@
+"""Numerical building blocks: reconstructions, Riemann solvers, integrators.
+
+Nothing here names a model: the numerics see a model only through `Physics`.
+"""

@@ -1,0 +1,37 @@
+"""Explicit Runge-Kutta integrators as coefficient tables driving one stage update.
+
+Every stage evaluates L(U) into the register R and then updates U:
+
+    R = a R + dt L(U)
+    U = c0 U0 + c1 U + c2 R          (U0: the state at the start of the step)
+
+which covers Williamson's low-storage schemes (c0 = 0, c1 = 1, c2 = b) and the Shu-Osher
+forms of the SSP schemes (a = 0). `time` is the stage's time as a fraction of dt.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stage:
+    a: float
+    c0: float
+    c1: float
+    c2: float
+    time: float
+
+
+INTEGRATORS = {
+    # Williamson (1980) low-storage RK3: a = (0, -17/32, -32/27), b = (1/4, 8/9, 3/4).
+    "lsrk3": (Stage(0.0, 0.0, 1.0, 1 / 4, 0.0),
+              Stage(-17 / 32, 0.0, 1.0, 8 / 9, 1 / 4),
+              Stage(-32 / 27, 0.0, 1.0, 3 / 4, 2 / 3)),
+    "ssprk2": (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
+               Stage(0.0, 0.5, 0.5, 0.5, 1.0)),
+    # Shu & Osher (1988).
+    "ssprk3": (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
+               Stage(0.0, 0.75, 0.25, 0.25, 1.0),
+               Stage(0.0, 1 / 3, 2 / 3, 2 / 3, 0.5)),
+    "euler": (Stage(0.0, 0.0, 1.0, 1.0, 0.0),),
+}

@@ -1,0 +1,106 @@
+"""A model bound to its parameter values, seen by the numerics as flat-vector functions.
+
+The numerics call these from Taichi scope; each method is plain Python that runs while the
+kernel compiles and inlines the model's Taichi function with its parameters as constants.
+States here are in the normal frame: the caller rotates before and after.
+"""
+from __future__ import annotations
+
+import taichi as ti
+
+from .layout import component, extend
+
+
+class Physics:
+    def __init__(self, model, params: dict, dtype, globals_field=None):
+        self.model = model
+        self.dtype = dtype
+        self.params = params
+        self.globals_field = globals_field
+        self.U = model.conserved
+        self.W = model.primitive
+        self.augmented = bool(model.advected)
+        # The face flux carries one extra component when advected variables need div(u):
+        # the numerical flux of a passive unit scalar, i.e. the face velocity.
+        self.n_flux = self.U.n + (1 if self.augmented else 0)
+        self.advected_indices = [self.U.offsets[n] for n in model.advected]
+
+    def _call(self, role, *states):
+        extra = []
+        for name in self.model.extra_args(role):
+            if name in self.params:
+                extra.append(self.params[name])
+            else:
+                extra.append(component(self.globals_field[None], list(self.model.globals).index(name)))
+        return self.model.functions[role](*states, *extra)
+
+    def prim(self, u):
+        return self.W.flatten(self._call("to_primitive", self.U.view(u)), "to_primitive()")
+
+    def cons(self, w):
+        return self.U.flatten(self._call("to_conserved", self.W.view(w)), "to_conserved()")
+
+    def flux(self, w, u):
+        return self.U.flatten(self._call("flux", self.W.view(w), self.U.view(u)), "flux()")
+
+    def normal_velocity(self, w):
+        return component(w, self.W.index(self.model.velocity, 0))
+
+    def signal_speeds(self, w):
+        """(smin, smax) along the normal, from wave_speeds or u_n -/+ c."""
+        if "wave_speeds" in self.model.functions:
+            speeds = self._call("wave_speeds", self.W.view(w))
+            return component(speeds, 0), component(speeds, 1)
+        c = self._call("sound_speed", self.W.view(w))
+        un = self.normal_velocity(w)
+        return un - c, un + c
+
+    def state_and_flux(self, w):
+        """Conserved state and physical flux, with the unit scalar appended if augmented."""
+        u = self.cons(w)
+        f = self.flux(w, u)
+        if self.augmented:
+            return extend(u, self.U.n, 1.0), extend(f, self.U.n, self.normal_velocity(w))
+        return u, f
+
+    def density(self, w):
+        return component(w, self.W.index(self.model.density))
+
+    def pressure(self, w):
+        return component(w, self.W.index(self.model.pressure))
+
+    def star_state(self, w, u, s, s_star):
+        """HLLC star state on the side of wave speed s (augmented like state_and_flux)."""
+        star = self.U.flatten(self._call("hllc_star", self.W.view(w), self.U.view(u), s, s_star),
+                              "hllc_star()")
+        if self.augmented:
+            chi = (s - self.normal_velocity(w)) / (s - s_star)
+            return extend(star, self.U.n, chi)
+        return star
+
+    def source(self, u, w, x, t):
+        return self.U.flatten(self._call("source", self.U.view(u), self.W.view(w), x, t), "source()")
+
+    def derived(self, name, w):
+        fn = self.model.derived[name]
+        extra = [self.params[n] for n in self.model.extra_args(f"derived:{name}")]
+        return fn(self.W.view(w), *extra)
+
+    def global_value(self, name, w):
+        return self._call(f"global:{name}", self.W.view(w))
+
+    def admissible(self, w):
+        """1 where every component is finite and the declared positives are > 0, else 0."""
+        ok = is_finite(component(w, 0), self.dtype)
+        for k in range(1, self.W.n):
+            ok = ok & is_finite(component(w, k), self.dtype)
+        for name in self.model.positive:
+            ok = ok & (component(w, self.W.index(name)) > 0.0)
+        return ok
+
+
+def is_finite(x, dtype):
+    """Finite test on the bit pattern, immune to fast-math assumptions of no NaN/Inf."""
+    if dtype == ti.f64:
+        return ((ti.bit_cast(x, ti.i64) >> 52) & 0x7FF) != 0x7FF
+    return ((ti.bit_cast(x, ti.i32) >> 23) & 0xFF) != 0xFF

@@ -1,0 +1,273 @@
+"""A run: Taichi set-up, initial state, the time loop, outputs and failure handling."""
+from __future__ import annotations
+
+import math
+import time as wallclock
+from pathlib import Path
+
+import numpy as np
+import taichi as ti
+
+from . import case as case_mod
+from .compiler import Solver
+from .initial import initial_primitive, state_vector
+from .loadcheck import check_model
+from .io import DiagnosticsCSV, PvdSeries, write_vti
+from .model import ModelError, did_you_mean, load_model
+from .numerics.integrators import INTEGRATORS
+from .progress import Progress
+
+
+class SimulationError(RuntimeError):
+    """The run stopped on a bad state; the message says where and what to change."""
+
+
+def init_taichi(arch: str, precision: str, fast_math) -> tuple[str, str, bool]:
+    """ti.init for the run; resolves "auto" settings and returns (arch, precision, fast_math)."""
+    if arch == "auto":
+        arch = "cuda" if _has_cuda() else "cpu"
+    if precision == "auto":
+        precision = "f32" if arch == "cuda" else "f64"
+    if fast_math == "auto":
+        fast_math = precision == "f32"
+    dtype = ti.f32 if precision == "f32" else ti.f64
+    ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, default_fp=dtype, fast_math=bool(fast_math),
+            log_level=ti.WARN, offline_cache=True)
+    if arch == "cuda" and ti.lang.impl.current_cfg().arch != ti.cuda:
+        raise SimulationError("arch 'cuda' was requested but no CUDA device is available; use --arch cpu")
+    return arch, precision, bool(fast_math)
+
+
+def _has_cuda() -> bool:
+    try:
+        import ctypes
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+class Simulation:
+    """Builds everything a case needs; `run()` integrates to the end time."""
+
+    def __init__(self, case: dict, out_dir=None, quiet: bool = True):
+        self.case = case
+        self.quiet = quiet
+        where = case.get("_source", "<case>")
+        run = case["run"]
+        self.arch, self.precision, self.fast_math = init_taichi(run["arch"], run["precision"], run["fast_math"])
+        run.update(arch=self.arch, precision=self.precision, fast_math=self.fast_math)
+        self.dtype = ti.f32 if self.precision == "f32" else ti.f64
+
+        search = [Path(where).resolve().parent.parent / "models"] if where != "<case>" else []
+        self.model = load_model(case["model"]["name"], search)
+        self.params = self.model.resolve_params(case["model"]["params"], f"{where}: [model] params")
+        case["model"]["params"] = dict(self.params)
+        check_model(self.model, self.params, self.dtype)
+        self._check_scheme(where)
+        layout = self.model.primitive.sizes
+        self._check_fields(where)
+        for axis, kinds in enumerate(self._boundary_kinds()):
+            if "wall" in kinds and not self.model.velocity:
+                raise ModelError(f"{where}: [boundary] wall on axis {axis} needs a model with velocity=...")
+
+        grid = case["grid"]
+        self.cells, self.lower, self.upper = grid["cells"], grid["lower"], grid["upper"]
+        inflow = {}
+        for face, table in case["boundary"].get("inflow", {}).items():
+            axis, side = "xyz".index(face[0]), 0 if face.endswith("lower") else 1
+            full = case_mod.validate_state(table, layout, f"{where}: [boundary.inflow] {face}")
+            inflow[(axis, side)] = state_vector(full, layout)
+        self.stages = INTEGRATORS[case["scheme"]["integrator"]]
+        self.solver = Solver(self.model, self.params, case["scheme"], self.cells, self.lower, self.upper,
+                             self._boundary_kinds(), inflow, self.dtype)
+        self.set_primitive(self._initial_state(where))
+        self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
+        self.out_dir = Path(out_dir) if out_dir else None
+
+    # --- set-up helpers ---------------------------------------------------------------------
+    def _boundary_kinds(self):
+        bc = self.case["boundary"]
+        return [tuple(bc["xyz"[d]]) for d in range(len(self.case["grid"]["cells"]))]
+
+    def _check_scheme(self, where):
+        m = self.model
+        if self.case["scheme"]["riemann"] == "hllc":
+            missing = [k for k in ("velocity", "density", "pressure") if getattr(m, k) is None]
+            missing += ["@model.hllc_star"] if "hllc_star" not in m.functions else []
+            if missing:
+                raise ModelError(f"{where}: [scheme] riemann = 'hllc' needs the model '{m.name}' to declare "
+                                 f"{', '.join(missing)}; use 'hll' or 'rusanov' instead")
+
+    def _check_fields(self, where):
+        known = list(self.model.primitive.names) + list(self.model.derived)
+        for name in self.case["output"]["fields"]:
+            if name not in known:
+                raise ModelError(f"{where}: [output] fields: '{name}' is not a field of model "
+                                 f"'{self.model.name}'{did_you_mean(name, known)}; fields: {known}")
+
+    def _initial_state(self, where):
+        initial = self.case["initial"]
+        layout = self.model.primitive.sizes
+        initial["background"] = case_mod.validate_state(initial["background"], layout,
+                                                         f"{where}: [initial] background")
+        for n, region in enumerate(initial["regions"]):
+            region["state"] = case_mod.validate_state(region["state"], layout,
+                                                      f"{where}: [[initial.regions]] #{n + 1} state", partial=True)
+        return initial_primitive(initial, layout, self.cells, self.lower, self.upper)
+
+    def set_primitive(self, w: np.ndarray):
+        """Set the state from primitive values of shape cells + (nW,)."""
+        self.solver.set_primitive(np.asarray(w, dtype=_np_dtype(self.dtype)))
+
+    # --- the time loop ----------------------------------------------------------------------
+    @property
+    def end_time(self) -> float:
+        return self.case["time"]["end"]
+
+    def advance(self, t_target: float, max_steps: int = 0, on_step=None):
+        """Integrate until t_target (or max_steps); checks every state before stepping."""
+        solver, cfl = self.solver, self.case["scheme"]["cfl"]
+        while self.t < t_target * (1 - 1e-14) and not (max_steps and self.step_count >= max_steps):
+            rate, bad = solver.check_state()
+            if bad is not None:
+                self._fail(bad)
+            dt = cfl / rate if rate > 0 else math.inf
+            dt = min(dt, t_target - self.t)
+            if not math.isfinite(dt) or dt <= 1e-14 * max(self.end_time, 1e-300):
+                self._fail_dt(dt, rate)
+            solver.step(dt, self.t, self.stages)
+            self.t = self.t + dt if dt < t_target - self.t else t_target
+            self.step_count += 1
+            self.last_dt = dt
+            if on_step:
+                on_step(self)
+
+    def check_final(self):
+        _, bad = self.solver.check_state()
+        if bad is not None:
+            self._fail(bad)
+
+    def _fail(self, linear_index: int):
+        solver = self.solver
+        cell = solver.cell(linear_index)
+        w = solver.primitive_array()[cell]
+        names = self.model.primitive.component_names()
+        variable = next((f"{n} = {v!r}" for n, v in zip(names, w) if not np.isfinite(v)), None)
+        if variable is None:
+            variable = next((f"{n} = {w[self.model.primitive.index(n)]!r} (must be > 0)"
+                             for n in self.model.positive if not w[self.model.primitive.index(n)] > 0), "?")
+        when = (f"after step {self.step_count} (t = {self.t:.9g})" if self.step_count
+                else "in the initial state")
+        message = f"inadmissible state {when} at cell {cell}: {variable}"
+        if self.step_count:
+            solver.restore_last_good()
+            self.t -= self.last_dt
+            self.step_count -= 1
+            saved = self.write_snapshot() if self.out_dir else None
+            message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
+                        + (f" to {saved}" if saved else "")
+                        + ". Try a lower [scheme] cfl or a more diffusive scheme (plm, hll).")
+        raise SimulationError(message)
+
+    def _fail_dt(self, dt, rate):
+        raise SimulationError(f"time step collapsed at step {self.step_count} (t = {self.t:.9g}): dt = {dt!r} "
+                              f"from a maximum signal speed / dx of {rate!r}")
+
+    # --- outputs ------------------------------------------------------------------------------
+    def fields(self) -> dict:
+        """Requested output fields as numpy arrays on the interior (refreshes W)."""
+        self.solver.refresh_primitives()
+        w = self.solver.primitive_array()
+        layout = self.model.primitive
+        names = self.case["output"]["fields"] or layout.names
+        out = {}
+        for name in names:
+            if name in layout.sizes:
+                off = layout.offsets[name]
+                out[name] = w[..., off] if layout.sizes[name] == 1 else w[..., off:off + 3]
+            else:
+                out[name] = self.solver.derived_array(name)
+        return out
+
+    def write_snapshot(self) -> Path:
+        self._snapshot_index = getattr(self, "_snapshot_index", -1) + 1
+        name = f"snapshot_{self._snapshot_index:05d}.vti"
+        path = self.out_dir / name
+        write_vti(path, tuple(self.cells), tuple(self.lower), tuple(self.solver.dx), self.fields(), time=self.t)
+        self.series.add(self.t, name)
+        return path
+
+    def diagnostics_columns(self) -> list[str]:
+        cols = ["time", "step", "dt"]
+        cols += [f"total_{c}" for c in self.model.conserved.component_names()]
+        for c in self.model.primitive.component_names():
+            cols += [f"min_{c}", f"max_{c}"]
+        return cols
+
+    def diagnostics_row(self) -> list:
+        totals, w_min, w_max = self.solver.reductions()
+        row = [self.t, self.step_count, self.last_dt] + [float(x) for x in totals]
+        for lo, hi in zip(w_min, w_max):
+            row += [float(lo), float(hi)]
+        return row
+
+    def run(self, log=print) -> dict:
+        """Integrate to the end time, writing snapshots, series.pvd and diagnostics.csv."""
+        out = self.out_dir
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "case.toml").write_text(case_mod.dump_toml(self.case))
+        self.series = PvdSeries(out / "series.pvd")
+        interval = self.case["output"]["interval"]
+        every = self.case["output"]["diagnostics_every"]
+        max_steps = self.case["time"]["max_steps"]
+        cell_count = int(np.prod(self.cells))
+        stats = {"cells": cell_count}
+        with DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns()) as csv, \
+                Progress(self.end_time, cell_count, enabled=not self.quiet) as bar:
+            self.solver.refresh_primitives()
+            csv.write(self.diagnostics_row())
+            self.write_snapshot()
+
+            def on_step(sim):
+                if sim.step_count == 1:
+                    stats["first_step_s"] = wallclock.perf_counter() - start
+                if sim.step_count % every == 0:
+                    sim.solver.refresh_primitives()
+                    csv.write(sim.diagnostics_row())
+                bar.update(sim.t, sim.step_count)
+
+            start = wallclock.perf_counter()
+            targets = _output_times(self.end_time, interval)
+            try:
+                for target in targets:
+                    self.advance(target, max_steps, on_step)
+                    if max_steps and self.step_count >= max_steps:
+                        break
+                    if target < self.end_time:
+                        self.check_final()
+                        self.write_snapshot()
+                self.check_final()
+            except SimulationError:
+                csv.flush()
+                raise
+            stats["wall_s"] = wallclock.perf_counter() - start
+            if self.step_count % every:
+                self.solver.refresh_primitives()
+                csv.write(self.diagnostics_row())
+            final = self.write_snapshot()
+        stats.update(steps=self.step_count, time=self.t, final=str(final))
+        stats["cell_updates_per_s"] = cell_count * self.step_count / max(stats["wall_s"], 1e-12)
+        return stats
+
+
+def _output_times(end: float, interval: float) -> list[float]:
+    if interval <= 0:
+        return [end]
+    n = int(math.floor(end / interval * (1 + 1e-12)))
+    times = [k * interval for k in range(1, n + 1) if k * interval < end * (1 - 1e-12)]
+    return times + [end]
+
+
+def _np_dtype(dtype):
+    return np.float32 if dtype == ti.f32 else np.float64

@@ -1,0 +1,47 @@
+"""A uniform state stays uniform for every reconstruction x Riemann solver x integrator."""
+import itertools
+
+import numpy as np
+import pytest
+
+from helpers import case_from_text, precise
+from taichiflow.simulation import Simulation
+
+RECONSTRUCTIONS = [("first_order", "mc"), ("plm", "minmod"), ("plm", "mc"), ("weno5", "mc")]
+RIEMANN = ["rusanov", "hll", "hllc"]
+INTEGRATORS = ["lsrk3", "ssprk2", "ssprk3", "euler"]
+
+UNIFORM = """
+[model]
+name = "euler"
+[grid]
+cells = [7, 6, 5]
+upper = [1.0, 1.2, 0.9]
+[scheme]
+reconstruction = "{recon}"
+limiter = "{limiter}"
+riemann = "{riemann}"
+integrator = "{integrator}"
+[time]
+end = 1.0
+[boundary]
+x = "periodic"
+y = ["inflow", "outflow"]
+z = "outflow"
+[boundary.inflow]
+y_lower = {{ rho = 1.3, vel = [0.3, -0.45, 0.7], p = 2.1 }}
+[initial]
+background = {{ rho = 1.3, vel = [0.3, -0.45, 0.7], p = 2.1 }}
+"""
+
+
+@pytest.mark.parametrize("recon,limiter,riemann", [(r, l, s) for (r, l), s in itertools.product(RECONSTRUCTIONS, RIEMANN)])
+def test_uniform_state_stays_uniform(tmp_path, recon, limiter, riemann):
+    for integrator in INTEGRATORS:
+        text = UNIFORM.format(recon=recon, limiter=limiter, riemann=riemann, integrator=integrator)
+        sim = Simulation(precise(case_from_text(tmp_path, text)))
+        sim.advance(10.0, max_steps=5)
+        fields = sim.fields()
+        for name, expected in (("rho", 1.3), ("vel", [0.3, -0.45, 0.7]), ("p", 2.1)):
+            error = np.abs(fields[name] - np.array(expected)).max()
+            assert error <= 1e-13, (integrator, name, error)
