@@ -31,7 +31,8 @@ class Physics:
             if name in self.params:
                 extra.append(self.params[name])
             else:
-                extra.append(component(self.globals_field[None], list(self.model.globals).index(name)))
+                index = list(self.model.globals).index(name)
+                extra.append(ti.cast(component(self.globals_field[None], index), self.dtype))
         return self.model.functions[role](*states, *extra)
 
     def prim(self, u):

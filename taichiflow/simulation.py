@@ -60,7 +60,12 @@ class Simulation:
         self.dtype = ti.f32 if self.precision == "f32" else ti.f64
 
         search = [Path(where).resolve().parent.parent / "models"] if where != "<case>" else []
-        self.model = load_model(case["model"]["name"], search)
+        try:
+            self.model = load_model(case["model"]["name"], search)
+        except ModelError as err:
+            if str(err).startswith(("unknown model", "model file")):
+                raise ModelError(f"{where}: [model] name: {err}") from None
+            raise
         self.params = self.model.resolve_params(case["model"]["params"], f"{where}: [model] params")
         case["model"]["params"] = dict(self.params)
         check_model(self.model, self.params, self.dtype)
@@ -151,15 +156,15 @@ class Simulation:
     def _fail(self, linear_index: int):
         solver = self.solver
         cell = solver.cell(linear_index)
-        w = solver.primitive_array()[cell]
+        w = [float(v) for v in solver.primitive_array()[cell]]
         names = self.model.primitive.component_names()
         variable = next((f"{n} = {v!r}" for n, v in zip(names, w) if not np.isfinite(v)), None)
         if variable is None:
             variable = next((f"{n} = {w[self.model.primitive.index(n)]!r} (must be > 0)"
                              for n in self.model.positive if not w[self.model.primitive.index(n)] > 0), "?")
-        when = (f"after step {self.step_count} (t = {self.t:.9g})" if self.step_count
-                else "in the initial state")
-        message = f"inadmissible state {when} at cell {cell}: {variable}"
+        when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
+                else "initial state")
+        message = f"inadmissible {when} at cell {cell}: {variable}"
         if self.step_count:
             solver.restore_last_good()
             self.t -= self.last_dt
@@ -168,6 +173,8 @@ class Simulation:
             message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
                         + (f" to {saved}" if saved else "")
                         + ". Try a lower [scheme] cfl or a more diffusive scheme (plm, hll).")
+        else:
+            message += "; check [initial] in the case file"
         raise SimulationError(message)
 
     def _fail_dt(self, dt, rate):

@@ -23,11 +23,11 @@ background = {{ rho = 1.0, vel = [0.0, 0.0, 0.0], p = 1.0 }}
 """
 
 
-def periodic_case(tmp_path, cells, recon="weno5", riemann="hllc"):
+def periodic_case(tmp_path, cells, recon="weno5", riemann="hllc", arch="cpu"):
     dim = len(cells)
     text = PERIODIC.format(cells=list(cells), upper=[1.0] * dim, recon=recon, riemann=riemann,
                            boundary="\n".join(f'{"xyz"[d]} = "periodic"' for d in range(dim)))
-    return precise(case_from_text(tmp_path, text))
+    return precise(case_from_text(tmp_path, text), arch)
 
 
 def random_state(cells, seed=1):
@@ -42,8 +42,8 @@ def random_state(cells, seed=1):
 
 @pytest.mark.parametrize("cells,recon,riemann", [((24, 20), "weno5", "hllc"), ((10, 8, 12), "plm", "hll"),
                                                  ((12, 10, 8), "weno5", "rusanov")])
-def test_totals_constant_to_round_off(tmp_path, cells, recon, riemann):
-    sim = Simulation(periodic_case(tmp_path, cells, recon, riemann))
+def test_totals_constant_to_round_off(tmp_path, cells, recon, riemann, arch):
+    sim = Simulation(periodic_case(tmp_path, cells, recon, riemann, arch))
     sim.set_primitive(random_state(cells))
     sim.solver.refresh_primitives()
     before, _, _ = sim.solver.reductions()

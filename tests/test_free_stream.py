@@ -36,10 +36,10 @@ background = {{ rho = 1.3, vel = [0.3, -0.45, 0.7], p = 2.1 }}
 
 
 @pytest.mark.parametrize("recon,limiter,riemann", [(r, l, s) for (r, l), s in itertools.product(RECONSTRUCTIONS, RIEMANN)])
-def test_uniform_state_stays_uniform(tmp_path, recon, limiter, riemann):
+def test_uniform_state_stays_uniform(tmp_path, recon, limiter, riemann, arch):
     for integrator in INTEGRATORS:
         text = UNIFORM.format(recon=recon, limiter=limiter, riemann=riemann, integrator=integrator)
-        sim = Simulation(precise(case_from_text(tmp_path, text)))
+        sim = Simulation(precise(case_from_text(tmp_path, text), arch))
         sim.advance(10.0, max_steps=5)
         fields = sim.fields()
         for name, expected in (("rho", 1.3), ("vel", [0.3, -0.45, 0.7]), ("p", 2.1)):
