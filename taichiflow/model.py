@@ -116,10 +116,14 @@ class Model:
             values[key] = float(value)
         return values
 
+    @staticmethod
+    def leading_args(role: str) -> tuple:
+        """The state arguments a function of this role takes before parameters."""
+        return ("W",) if role.startswith(("derived:", "global:")) else ROLES[role]
+
     def extra_args(self, role: str) -> list[str]:
         """Names of the parameters/globals a registered function takes after its states."""
-        lead = 1 if role.startswith("derived:") else len(ROLES[role])
-        return self.signatures[role][lead:]
+        return self.signatures[role][len(self.leading_args(role)):]
 
     def validate(self):
         """Static checks of the declaration; raises ModelError naming what is wrong."""
@@ -130,8 +134,8 @@ class Model:
         if missing:
             raise ModelError(f"{where}: model '{self.name}' does not define {', '.join(missing)}")
         for role, names in self.signatures.items():
-            fname = role.split(":", 1)[-1] if role.startswith("derived:") else role
-            lead = ("W",) if role.startswith("derived:") else ROLES[role]
+            fname = role.split(":", 1)[-1]
+            lead = self.leading_args(role)
             if len(names) < len(lead):
                 raise ModelError(f"{where}: {fname}(): takes {names}, but must take {list(lead)} "
                                  "first, then parameters")

@@ -7,6 +7,7 @@ States here are in the normal frame: the caller rotates before and after.
 from __future__ import annotations
 
 import taichi as ti
+from taichi.lang import impl
 
 from .layout import component, extend
 
@@ -32,7 +33,8 @@ class Physics:
                 extra.append(self.params[name])
             else:
                 index = list(self.model.globals).index(name)
-                extra.append(ti.cast(component(self.globals_field[None], index), self.dtype))
+                values = impl.subscript(None, self.globals_field, None)  # globals_field[None]
+                extra.append(ti.cast(component(values, index), self.dtype))
         return self.model.functions[role](*states, *extra)
 
     def prim(self, u):

@@ -9,7 +9,8 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import taichi as ti; print('taichi', ti.__version__)" 2>&1 | tail -1
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  (cd tests && python3 -m pytest -q --arch cuda -p no:cacheprovider "$@" 2>&1 | tail -25)
+  # test_io reads back with pyvista, which GPU nodes lack; io.py itself is numpy-only.
+  (cd tests && python3 -m pytest -q --arch cuda -p no:cacheprovider --ignore=test_io.py "$@" 2>&1 | tail -25)
 fi
 n=${BENCH_CELLS:-256}
 while read -r recon limiter riemann integrator precision; do
