@@ -23,9 +23,12 @@ def test_sod_along_each_axis_is_identical(recon, riemann, arch):
         rho[axis] = fields["rho"].reshape(-1)
         vel[axis] = fields["vel"].reshape(-1, 3)
     assert np.abs(rho[0] - 1.0).max() > 0.5  # the shock tube did evolve
+    # Bit-identical on the CPU. On CUDA each kernel is scheduled separately and the compiler
+    # may contract a different set of multiply-adds into FMAs, so equal to round-off there.
+    tolerance = 0.0 if arch == "cpu" else 1e-13
     for axis in (1, 2):
-        assert np.array_equal(rho[axis], rho[0])
-        assert np.array_equal(vel[axis][:, axis], vel[0][:, 0])
+        assert np.abs(rho[axis] - rho[0]).max() <= tolerance
+        assert np.abs(vel[axis][:, axis] - vel[0][:, 0]).max() <= tolerance
         assert np.all(vel[axis][:, [d for d in range(3) if d != axis]] == 0.0)
 
 
