@@ -50,3 +50,36 @@ def hllc_star(W, U, s, s_star):
 @model.derive("mach")
 def mach(W, gamma):
     return W.vel.norm() / ti.sqrt(gamma * W.p / W.rho)
+
+
+@model.roe_speeds
+def roe_speeds(WL, WR, gamma):
+    """u_n -/+ c of Roe's average (sqrt(rho)-weighted u and H), for Einfeldt's HLL(C) speeds."""
+    wl, wr = ti.sqrt(WL.rho), ti.sqrt(WR.rho)
+    HL = gamma / (gamma - 1.0) * WL.p / WL.rho + 0.5 * WL.vel.dot(WL.vel)
+    HR = gamma / (gamma - 1.0) * WR.p / WR.rho + 0.5 * WR.vel.dot(WR.vel)
+    vel = (wl * WL.vel + wr * WR.vel) / (wl + wr)
+    H = (wl * HL + wr * HR) / (wl + wr)
+    c = ti.sqrt((gamma - 1.0) * (H - 0.5 * vel.dot(vel)))
+    return ti.Vector([vel[0] - c, vel[0] + c])
+
+
+@model.eigenvectors
+def eigenvectors(W, gamma):
+    """(L, R) of the primitive system along x, W = (rho, u, v, w, p), for characteristic
+    reconstruction. Columns of R: u - c, entropy u, shear u (v), shear u (w), u + c;
+    the acoustic rows of L are scaled to density units so L R = I."""
+    c = ti.sqrt(gamma * W.p / W.rho)
+    z = 0.5 * W.rho / c          # half the acoustic impedance over c^2
+    c2 = c * c
+    L = ti.Matrix([[0.0, -z, 0.0, 0.0, 0.5 / c2],
+                   [1.0, 0.0, 0.0, 0.0, -1.0 / c2],
+                   [0.0, 0.0, 1.0, 0.0, 0.0],
+                   [0.0, 0.0, 0.0, 1.0, 0.0],
+                   [0.0, z, 0.0, 0.0, 0.5 / c2]])
+    R = ti.Matrix([[1.0, 1.0, 0.0, 0.0, 1.0],
+                   [-c / W.rho, 0.0, 0.0, 0.0, c / W.rho],
+                   [0.0, 0.0, 1.0, 0.0, 0.0],
+                   [0.0, 0.0, 0.0, 1.0, 0.0],
+                   [c2, 0.0, 0.0, 0.0, c2]])
+    return L, R

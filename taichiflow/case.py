@@ -378,12 +378,14 @@ class Faces(Spec):
 
 
 class Regions(Spec):
-    """[[initial.regions]]: which keys a region takes depends on its shape."""
-    expected = "an array of tables ([[initial.regions]])"
+    """An array of tables whose keys depend on one selector key: [[initial.regions]] by
+    their shape, [[initial.perturbations]] by their kind."""
 
-    def __init__(self, shapes: dict[str, Table]):
+    def __init__(self, shapes: dict[str, Table], selector: str = "shape", name: str = "initial.regions"):
         self.shapes = shapes
+        self.selector = selector
         self.shape = Choice(*shapes)
+        self.expected = f"an array of tables ([[{name}]])"
 
     def check(self, value, at):
         if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
@@ -391,9 +393,9 @@ class Regions(Spec):
         return [self.check_region(region, at / i) for i, region in enumerate(value)]
 
     def check_region(self, region, at):
-        if "shape" not in region:
-            raise (at / "shape").error(f"missing required key ({self.shape.expected})")
-        shape = self.shape.check(region["shape"], at / "shape")
+        if self.selector not in region:
+            raise (at / self.selector).error(f"missing required key ({self.shape.expected})")
+        shape = self.shape.check(region[self.selector], at / self.selector)
         return self.shapes[shape].check(region, at)
 
 
@@ -464,6 +466,22 @@ SHAPES = {
                        "radius": Key(Float(gt=0))}),
 }
 
+PERTURBATIONS = {
+    "sine": Table({
+        "kind": Key(Choice("sine", "isentropic_vortex")),
+        "variable": Key(Str(nonempty=True)),
+        "amplitude": Key(Float()),
+        "wavenumber": Key(ShapeVector()),
+        "phase": Key(Float(), 0.0),
+        "region": Key(Int(ge=0), OMIT),
+    }),
+    "isentropic_vortex": Table({
+        "kind": Key(Choice("sine", "isentropic_vortex")),
+        "center": Key(ShapeVector()),
+        "strength": Key(Float()),
+    }),
+}
+
 # Section order matters: [grid] fixes the dimension used by [boundary] and [initial].
 SCHEMA = Table({
     "case": Key(Table({
@@ -485,9 +503,15 @@ SCHEMA = Table({
         "upper": Key(GridVector()),
     }, post=_check_grid), {}),
     "scheme": Key(Table({
-        "reconstruction": Key(Choice("first_order", "plm", "weno5"), "weno5"),
-        "limiter": Key(Choice("minmod", "mc"), "mc"),
-        "riemann": Key(Choice("rusanov", "hll", "hllc"), "hllc"),
+        "reconstruction": Key(Choice("first_order", "plm", "weno3", "weno5", "weno5z", "muscl_hancock"), "weno5"),
+        "limiter": Key(Choice("minmod", "generalized_minmod", "mc", "van_leer", "superbee", "minbee"), "mc"),
+        "theta": Key(Float(ge=1, le=2), 1.5),
+        "weno_epsilon": Key(Float(gt=0), 1e-6),
+        "variables": Key(Choice("primitive", "conserved", "characteristic"), "primitive"),
+        "riemann": Key(Choice("rusanov", "hll", "hllc", "force", "musta"), "hllc"),
+        "wave_speeds": Key(Choice("davis", "einfeldt"), "davis"),
+        "musta_stages": Key(Int(ge=1), 3),
+        "positivity_fallback": Key(Choice(True, False), True),
         "integrator": Key(Choice("lsrk3", "ssprk2", "ssprk3", "euler"), "lsrk3"),
         "cfl": Key(Float(gt=0, le=1), 0.4),
     }), {}),
@@ -503,6 +527,7 @@ SCHEMA = Table({
     "initial": Key(Table({
         "background": Key(StateTable()),
         "regions": Key(Regions(SHAPES), []),
+        "perturbations": Key(Regions(PERTURBATIONS, "kind", "initial.perturbations"), []),
     }), {}),
     "output": Key(Table({
         "interval": Key(Float(ge=0), 0.0),

@@ -19,6 +19,7 @@ from .layout import component, permute
 from .physics import Physics
 from .numerics.reconstruction import make_reconstruction
 from .numerics.riemann import RIEMANN_SOLVERS
+from .numerics.variables import make_variables
 
 NO_BAD_CELL = np.iinfo(np.int64).max
 HIGHEST_KEY = np.iinfo(np.int64).max
@@ -106,8 +107,11 @@ class Solver:
         self.globals = ti.Vector.field(n_globals, ti.f64, shape=())      # values the model reads
         self.global_keys = ti.Vector.field(n_globals, ti.i64, shape=())  # their max reduction
         self.phys = Physics(model, params, dtype, self.globals)
-        self.recon = make_reconstruction(scheme["reconstruction"], scheme.get("limiter", "mc"))
-        self.riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys)
+        self.recon = make_reconstruction(scheme, self.phys)
+        # FORCE-type fluxes scale dt/dx by the dimension (seed 000's alpha): the grid's property.
+        self.riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
+        self.variables = make_variables(scheme.get("variables", "primitive"), self.phys)
+        self.fallback = bool(scheme.get("positivity_fallback", True))
         self.boundaries = boundaries          # per axis: (lower kind, upper kind)
         nU, nW, g = self.phys.U.n, self.phys.W.n, self.recon.ghost
         self.ghost = g
@@ -130,6 +134,7 @@ class Solver:
         # GPUs, where float atomic min/max are compare-and-swap loops (measured 50x slower).
         self.max_rate = ti.field(ti.i64, shape=())
         self.bad_cell = ti.field(ti.i64, shape=())
+        self.fallbacks = ti.field(ti.i64, shape=())
         self.totals = ti.Vector.field(nU, ti.f64, shape=())
         self.w_min = ti.Vector.field(nW, ti.i64, shape=())
         self.w_max = ti.Vector.field(nW, ti.i64, shape=())
@@ -140,7 +145,8 @@ class Solver:
     def _build(self):
         phys, dim, cells, dx, g = self.phys, self.dim, self.cells, self.dx, self.ghost
         U, U0, R, W, F = self.U, self.U0, self.R, self.W, self.F
-        recon, riemann = self.recon, self.riemann
+        recon, riemann, variables, fallback = self.recon, self.riemann, self.variables, self.fallback
+        fallbacks = self.fallbacks
         nU = phys.U.n
         to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
         to_global_F = [phys.U.rotation(d, False) + list(range(nU, phys.n_flux)) for d in range(dim)]
@@ -202,12 +208,21 @@ class Solver:
             ranges = [(0, cells[d] + 1) if d == axis else (0, cells[d]) for d in range(dim)]
 
             @ti.kernel
-            def face_flux():
+            def face_flux(dt: float):
+                dt_dx = dt * inv_dx[axis]
                 for I in ti.grouped(ti.ndrange(*ranges)):
                     stencil = [permute(W[_shift(I, axis, k - g, dim)], to_normal_W[axis])
                                for k in ti.static(range(2 * g))]
-                    wL, wR = recon.face_states(stencil)
-                    F[I] = permute(riemann(wL, wR), to_global_F[axis])
+                    transformed, context = variables.forward(stencil, g)
+                    wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
+                    if ti.static(fallback):  # inadmissible face state: first-order values there
+                        if not phys.admissible(wL):
+                            wL = stencil[g - 1]
+                            ti.atomic_add(fallbacks[None], 1)
+                        if not phys.admissible(wR):
+                            wR = stencil[g]
+                            ti.atomic_add(fallbacks[None], 1)
+                    F[I] = permute(riemann(wL, wR, dt_dx), to_global_F[axis])
 
             return face_flux
 
@@ -331,7 +346,7 @@ class Solver:
             t_stage = t + stage.time * dt
             for d in range(self.dim):
                 keep = stage.a if d == 0 else 1.0
-                self._face_flux[d]()
+                self._face_flux[d](dt)
                 self._update[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, stage.c0 != 0.0)
 
     def restore_last_good(self):
@@ -363,6 +378,12 @@ class Solver:
         volume = float(np.prod(self.dx))
         return (self.totals.to_numpy() * volume, from_ordered_bits(self.w_min.to_numpy()),
                 from_ordered_bits(self.w_max.to_numpy()))
+
+    def take_fallback_count(self) -> int:
+        """Face states replaced by first-order values since the last call."""
+        count = int(self.fallbacks[None])
+        self.fallbacks[None] = 0
+        return count
 
     def cell(self, linear_index: int) -> tuple:
         return tuple(int(i) for i in np.unravel_index(linear_index, self.cells))

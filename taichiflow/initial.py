@@ -80,7 +80,7 @@ def state_vector(table, primitive_layout) -> np.ndarray:
                     dtype=np.float64)
 
 
-def initial_primitive(initial, primitive_layout, cells, lower, upper) -> np.ndarray:
+def initial_primitive(initial, primitive_layout, cells, lower, upper, params=None) -> np.ndarray:
     """Primitive variables in every cell, shape cells + (nW,): the background, then each
     region blended on top in order, W = (1 - s) W + s W_region. A region's missing
     variables come from the background."""
@@ -93,4 +93,57 @@ def initial_primitive(initial, primitive_layout, cells, lower, upper) -> np.ndar
         inside = state_vector({**background, **region["state"]}, primitive_layout)
         s = region_weight(region, x, y, z)[..., None]
         W = (1.0 - s) * W + s * inside
+    for n, perturbation in enumerate(initial.get("perturbations", ())):
+        where = f"[[initial.perturbations]] #{n + 1}"
+        PERTURB[perturbation["kind"]](W, perturbation, _offsets(primitive_layout), initial, (x, y, z),
+                                      params or {}, where)
     return W
+
+
+def _offsets(primitive_layout) -> dict:
+    """Flat index of every scalar and vector component: rho, vel_x, vel_y, vel_z, p..."""
+    sizes = getattr(primitive_layout, "sizes", primitive_layout)
+    index, offsets = 0, {}
+    for name, size in sizes.items():
+        offsets[name] = index
+        for axis, label in enumerate("xyz"[:size] if size == 3 else ""):
+            offsets[f"{name}_{label}"] = index + axis
+        index += size
+    return offsets
+
+
+def _sine(W, p, offsets, initial, coords, params, where):
+    """W[variable] += amplitude sin(k . x + phase), optionally only inside a region."""
+    if p["variable"] not in offsets:
+        raise ValueError(f"{where}: unknown variable '{p['variable']}'; choose from {sorted(offsets)}")
+    phase = sum(k * c for k, c in zip(p["wavenumber"], coords)) + p["phase"]
+    bump = p["amplitude"] * np.sin(phase)
+    if "region" in p:
+        regions = initial.get("regions", ())
+        if p["region"] >= len(regions):
+            raise ValueError(f"{where}: region {p['region']} does not exist (there are {len(regions)})")
+        bump = bump * region_weight(regions[p["region"]], *coords)
+    W[..., offsets[p["variable"]]] += bump
+
+
+def _isentropic_vortex(W, p, offsets, initial, coords, params, where):
+    """Shu's isentropic vortex (ideal gas) superposed on the state: velocity and temperature
+    perturbations of strength beta, entropy p / rho^gamma kept at its background value."""
+    missing = [k for k in ("rho", "vel_x", "vel_y", "p") if k not in offsets] + (
+        [] if "gamma" in params else ["parameter gamma"])
+    if missing:
+        raise ValueError(f"{where}: isentropic_vortex needs a model with rho, vel, p and gamma; missing {missing}")
+    gamma, beta = params["gamma"], p["strength"]
+    dx, dy = coords[0] - p["center"][0], coords[1] - p["center"][1]
+    bump = np.exp(0.5 * (1.0 - dx * dx - dy * dy))
+    rho, pressure = W[..., offsets["rho"]], W[..., offsets["p"]]
+    entropy = pressure / rho ** gamma
+    temperature = pressure / rho - (gamma - 1.0) * beta ** 2 / (8.0 * gamma * np.pi ** 2) * bump ** 2
+    W[..., offsets["vel_x"]] -= beta / (2.0 * np.pi) * bump * dy
+    W[..., offsets["vel_y"]] += beta / (2.0 * np.pi) * bump * dx
+    new_rho = (temperature / entropy) ** (1.0 / (gamma - 1.0))
+    W[..., offsets["rho"]] = new_rho
+    W[..., offsets["p"]] = new_rho * temperature
+
+
+PERTURB = {"sine": _sine, "isentropic_vortex": _isentropic_vortex}

@@ -27,6 +27,8 @@ ROLES = {
     "wave_speeds": ("W",),
     "hllc_star": ("W", "U", "s", "s_star"),
     "source": ("U", "W", "x", "t"),
+    "roe_speeds": ("WL", "WR"),     # optional: Einfeldt speeds (wave_speeds = "einfeldt")
+    "eigenvectors": ("W",),         # optional: (L, R) of the primitive Jacobian, L R = I
 }
 REQUIRED = ("to_primitive", "to_conserved", "flux")
 

@@ -10,6 +10,7 @@ import taichi as ti
 from taichi.lang import impl
 
 from .layout import component, extend
+from .model import ModelError
 
 
 class Physics:
@@ -65,6 +66,34 @@ class Physics:
         if self.augmented:
             return extend(u, self.U.n, 1.0), extend(f, self.U.n, self.normal_velocity(w))
         return u, f
+
+    def flux_of_state(self, u):
+        """Physical flux of a conserved state the numerics built (e.g. a Lax-Wendroff or MUSTA
+        state), through prim; augmented like state_and_flux, the unit scalar's flux being its
+        value times u_n so that it stays the passive scalar the advected terms rely on."""
+        core = ti.Vector([component(u, k) for k in range(self.U.n)]) if self.augmented else u
+        w = self.prim(core)
+        f = self.flux(w, core)
+        if self.augmented:
+            return extend(f, self.U.n, component(u, self.U.n) * self.normal_velocity(w))
+        return f
+
+    def roe_speeds(self, wl, wr):
+        """(smin, smax) of the model's Roe-averaged state between wl and wr (Einfeldt speeds)."""
+        speeds = self._call("roe_speeds", self.W.view(wl), self.W.view(wr))
+        return component(speeds, 0), component(speeds, 1)
+
+    def eigenvectors(self, w):
+        """(L, R): left and right eigenvectors of the primitive-variable Jacobian along the
+        normal, nW x nW matrices in the flat order of W, with L R = I."""
+        result = self._call("eigenvectors", self.W.view(w))
+        n = self.W.n
+        ok = isinstance(result, (tuple, list)) and len(result) == 2 and all(
+            (getattr(M, "n", None), getattr(M, "m", None)) == (n, n) for M in result)
+        if not ok:
+            raise ModelError(f"{self.model.source_file}: eigenvectors(): must return a tuple (L, R) "
+                             f"of two {n} x {n} ti.Matrix (W has {n} components)")
+        return result[0], result[1]
 
     def density(self, w):
         return component(w, self.W.index(self.model.density))

@@ -11,9 +11,10 @@ import taichi as ti
 from . import case as case_mod
 from .compiler import Solver
 from .initial import initial_primitive, state_vector
+from .compat import check_case_against_model
 from .loadcheck import check_model
 from .io import DiagnosticsCSV, PvdSeries, write_vti
-from .model import ModelError, did_you_mean, load_model
+from .model import ModelError, load_model
 from .numerics.integrators import INTEGRATORS
 from .progress import Progress
 
@@ -69,12 +70,8 @@ class Simulation:
         self.params = self.model.resolve_params(case["model"]["params"], f"{where}: [model] params")
         case["model"]["params"] = dict(self.params)
         check_model(self.model, self.params, self.dtype)
-        self._check_scheme(where)
+        check_case_against_model(case, self.model, where)
         layout = self.model.primitive.sizes
-        self._check_fields(where)
-        for axis, kinds in enumerate(self._boundary_kinds()):
-            if "wall" in kinds and not self.model.velocity:
-                raise ModelError(f"{where}: [boundary] wall on axis {axis} needs a model with velocity=...")
 
         grid = case["grid"]
         self.cells, self.lower, self.upper = grid["cells"], grid["lower"], grid["upper"]
@@ -95,22 +92,6 @@ class Simulation:
         bc = self.case["boundary"]
         return [tuple(bc["xyz"[d]]) for d in range(len(self.case["grid"]["cells"]))]
 
-    def _check_scheme(self, where):
-        m = self.model
-        if self.case["scheme"]["riemann"] == "hllc":
-            missing = [k for k in ("velocity", "density", "pressure") if getattr(m, k) is None]
-            missing += ["@model.hllc_star"] if "hllc_star" not in m.functions else []
-            if missing:
-                raise ModelError(f"{where}: [scheme] riemann = 'hllc' needs the model '{m.name}' to declare "
-                                 f"{', '.join(missing)}; use 'hll' or 'rusanov' instead")
-
-    def _check_fields(self, where):
-        known = list(self.model.primitive.names) + list(self.model.derived)
-        for name in self.case["output"]["fields"]:
-            if name not in known:
-                raise ModelError(f"{where}: [output] fields: '{name}' is not a field of model "
-                                 f"'{self.model.name}'{did_you_mean(name, known)}; fields: {known}")
-
     def _initial_state(self, where):
         initial = self.case["initial"]
         layout = self.model.primitive.sizes
@@ -119,7 +100,10 @@ class Simulation:
         for n, region in enumerate(initial["regions"]):
             region["state"] = case_mod.validate_state(region["state"], layout,
                                                       f"{where}: [[initial.regions]] #{n + 1} state", partial=True)
-        return initial_primitive(initial, layout, self.cells, self.lower, self.upper)
+        try:
+            return initial_primitive(initial, layout, self.cells, self.lower, self.upper, self.params)
+        except ValueError as err:
+            raise ModelError(f"{where}: {err}") from None
 
     def set_primitive(self, w: np.ndarray):
         """Set the state from primitive values of shape cells + (nW,)."""
@@ -206,7 +190,7 @@ class Simulation:
         return path
 
     def diagnostics_columns(self) -> list[str]:
-        cols = ["time", "step", "dt"]
+        cols = ["time", "step", "dt", "fallbacks"]
         cols += [f"total_{c}" for c in self.model.conserved.component_names()]
         for c in self.model.primitive.component_names():
             cols += [f"min_{c}", f"max_{c}"]
@@ -214,7 +198,8 @@ class Simulation:
 
     def diagnostics_row(self) -> list:
         totals, w_min, w_max = self.solver.reductions()
-        row = [self.t, self.step_count, self.last_dt] + [float(x) for x in totals]
+        row = [self.t, self.step_count, self.last_dt, self.solver.take_fallback_count()]
+        row += [float(x) for x in totals]
         for lo, hi in zip(w_min, w_max):
             row += [float(lo), float(hi)]
         return row

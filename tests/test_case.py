@@ -170,11 +170,12 @@ def test_defaults_filled(tmp_path):
         "model": {"name": "euler", "params": {}},
         "run": {"precision": "auto", "arch": "auto", "fast_math": "auto"},
         "grid": {"cells": [100], "lower": [0.0], "upper": [1.0]},
-        "scheme": {"reconstruction": "weno5", "limiter": "mc", "riemann": "hllc",
-                   "integrator": "lsrk3", "cfl": 0.4},
+        "scheme": {"reconstruction": "weno5", "limiter": "mc", "theta": 1.5, "weno_epsilon": 1e-6,
+                   "variables": "primitive", "riemann": "hllc", "wave_speeds": "davis",
+                   "musta_stages": 3, "positivity_fallback": True, "integrator": "lsrk3", "cfl": 0.4},
         "time": {"end": 0.2, "max_steps": 0},
         "boundary": {"x": ["outflow", "outflow"], "inflow": {}},
-        "initial": {"background": {"rho": 1.0, "vel": [0.0, 0.0, 0.0], "p": 1.0}, "regions": []},
+        "initial": {"background": {"rho": 1.0, "vel": [0.0, 0.0, 0.0], "p": 1.0}, "regions": [], "perturbations": []},
         "output": {"interval": 0.0, "fields": [], "diagnostics_every": 1},
     }
 

@@ -1,8 +1,11 @@
 """Face-state reconstructions on a stencil of primitive (or other) vectors.
 
-Each reconstruction has a ghost width g and a function `face_states(stencil)` taking the
-2g cell vectors around the face between cells i-1 and i (cells i-g .. i+g-1) and returning
-the left and right states at that face. Operations are component-wise on vectors.
+Each reconstruction has a ghost width g and a function `face_states(stencil, dt_dx)` taking
+the 2g cell vectors around the face between cells i-1 and i (cells i-g .. i+g-1) and
+returning the left and right states at that face; dt_dx (time step over cell width) is used
+only by schemes with a time predictor (MUSCL-Hancock). Operations are component-wise on
+vectors. Every choice (scheme, limiter, theta, epsilon) is made here in Python while the
+kernels compile: the Taichi functions below contain no branch on the scheme.
 """
 from __future__ import annotations
 
@@ -19,25 +22,95 @@ class Reconstruction:
     face_states: Callable
 
 
+# --- slope limiters ---------------------------------------------------------------------
+# A limiter maps the backward and forward differences (a, b) of a cell to its limited
+# slope. All vanish unless a and b have the same strict sign; that factor is
+# _same_sign(a, b) times a magnitude built from |a| and |b| with min/max/select only.
+
+
 @ti.func
 def _sign(x):
     return ti.select(x > 0.0, 1.0, 0.0) - ti.select(x < 0.0, 1.0, 0.0)
 
 
 @ti.func
+def _same_sign(a, b):
+    """+1 or -1 where a and b share that sign; 0 where they differ or one is zero."""
+    return 0.5 * (_sign(a) + _sign(b))
+
+
+@ti.func
 def minmod(a, b):
-    return 0.5 * (_sign(a) + _sign(b)) * ti.min(ti.abs(a), ti.abs(b))
+    return _same_sign(a, b) * ti.min(ti.abs(a), ti.abs(b))
 
 
 @ti.func
 def monotonized_central(a, b):
-    return 0.5 * (_sign(a) + _sign(b)) * ti.min(2.0 * ti.abs(a), 2.0 * ti.abs(b), 0.5 * ti.abs(a + b))
+    return _same_sign(a, b) * ti.min(2.0 * ti.abs(a), 2.0 * ti.abs(b), 0.5 * ti.abs(a + b))
 
 
-LIMITERS = {"minmod": minmod, "mc": monotonized_central}
+def generalized_minmod(theta: float):
+    """minmod(theta a, (a + b) / 2, theta b): theta = 1 is minmod, theta = 2 is MC."""
+    theta = float(theta)
+
+    @ti.func
+    def limiter(a, b):
+        return _same_sign(a, b) * ti.min(theta * ti.abs(a), 0.5 * ti.abs(a + b), theta * ti.abs(b))
+
+    return limiter
 
 
-def first_order(stencil):
+@ti.func
+def van_leer(a, b):
+    """Harmonic mean 2ab / (a + b); the select keeps a = b = 0 free of 0/0."""
+    total = ti.abs(a) + ti.abs(b)
+    return _same_sign(a, b) * 2.0 * ti.abs(a) * ti.abs(b) / ti.select(total > 0.0, total, 1.0)
+
+
+# Seed 000 writes MINBEE and SUPERBEE as functions xi(r) of r = a / b. As a slope, the
+# limited value is xi(r) b; with a and b of one sign that is xi evaluated with r -> |a|
+# and 1 -> |b| (xi is built of min/max of terms linear in r and 1), times the common sign.
+# No division, so b = 0 needs no special case.
+
+
+@ti.func
+def _minbee_xi(r, one):
+    return ti.max(0.0, ti.min(one, r))
+
+
+@ti.func
+def _superbee_xi(r, one):
+    return ti.max(0.0, ti.min(2.0 * r, one), ti.min(r, 2.0 * one))
+
+
+@ti.func
+def minbee(a, b):
+    """MINBEE, xi(r) = max(0, min(1, r)): the same slope as minmod."""
+    return _same_sign(a, b) * _minbee_xi(ti.abs(a), ti.abs(b))
+
+
+@ti.func
+def superbee(a, b):
+    """SUPERBEE, xi(r) = max(0, min(2r, 1), min(r, 2)): the most compressive TVD slope."""
+    return _same_sign(a, b) * _superbee_xi(ti.abs(a), ti.abs(b))
+
+
+LIMITERS = {"minmod": minmod, "mc": monotonized_central, "van_leer": van_leer,
+            "superbee": superbee, "minbee": minbee}
+
+
+def make_limiter(scheme: dict):
+    """The slope limiter a case's [scheme] names (theta is bound for generalized minmod)."""
+    name = scheme.get("limiter", "mc")
+    if name == "generalized_minmod":
+        return generalized_minmod(scheme.get("theta", 1.5))
+    if name not in LIMITERS:
+        raise ValueError(f"unknown limiter '{name}'")
+    return LIMITERS[name]
+
+
+# --- piecewise constant and piecewise linear ----------------------------------------------
+def first_order(stencil, dt_dx):
     return stencil[0], stencil[1]
 
 
@@ -48,40 +121,163 @@ def make_plm(limiter):
         right = c - 0.5 * limiter(c - b, d - c)
         return left, right
 
-    def face_states(stencil):
+    def face_states(stencil, dt_dx):
         return plm(*stencil)
 
     return face_states
 
 
+# --- WENO ---------------------------------------------------------------------------------
+# A weno function of 2g - 1 cell values gives the value at the face between its middle cell
+# and the next one, biased towards the middle cell; the right state mirrors the stencil.
+
+
+def _upwind_pair(value, g: int):
+    """face_states from a one-sided face value on 2g - 1 cells."""
+
+    def face_states(s, dt_dx):
+        return value(*s[0:2 * g - 1]), value(*s[2 * g - 1:0:-1])
+
+    return face_states
+
+
+def make_weno3(eps: float):
+    """Third-order WENO (Jiang & Shu 1996, r = 2): candidates on {i-1, i} and {i, i+1}."""
+    eps = float(eps)
+
+    @ti.func
+    def weno3(a, b, c):
+        alpha0 = (1.0 / 3.0) / (eps + (b - a) ** 2) ** 2
+        alpha1 = (2.0 / 3.0) / (eps + (c - b) ** 2) ** 2
+        q0 = -0.5 * a + 1.5 * b
+        q1 = 0.5 * (b + c)
+        return (alpha0 * q0 + alpha1 * q1) / (alpha0 + alpha1)
+
+    return weno3
+
+
 @ti.func
-def weno5_js(a, b, c, d, e):
-    """Jiang & Shu (1996) value at the face between c and d, biased towards c."""
-    eps = 1e-6
+def _weno5_smoothness(a, b, c, d, e):
     beta0 = 13.0 / 12.0 * (a - 2.0 * b + c) ** 2 + 0.25 * (a - 4.0 * b + 3.0 * c) ** 2
     beta1 = 13.0 / 12.0 * (b - 2.0 * c + d) ** 2 + 0.25 * (b - d) ** 2
     beta2 = 13.0 / 12.0 * (c - 2.0 * d + e) ** 2 + 0.25 * (3.0 * c - 4.0 * d + e) ** 2
-    alpha0 = 0.1 / (eps + beta0) ** 2
-    alpha1 = 0.6 / (eps + beta1) ** 2
-    alpha2 = 0.3 / (eps + beta2) ** 2
+    return beta0, beta1, beta2
+
+
+@ti.func
+def _weno5_candidates(a, b, c, d, e):
     q0 = (2.0 * a - 7.0 * b + 11.0 * c) / 6.0
     q1 = (-b + 5.0 * c + 2.0 * d) / 6.0
     q2 = (2.0 * c + 5.0 * d - e) / 6.0
-    return (alpha0 * q0 + alpha1 * q1 + alpha2 * q2) / (alpha0 + alpha1 + alpha2)
+    return q0, q1, q2
 
 
-def weno5_face_states(s):
-    return weno5_js(s[0], s[1], s[2], s[3], s[4]), weno5_js(s[5], s[4], s[3], s[2], s[1])
+def _js_weights(eps: float):
+    """Jiang & Shu (1996): alpha_k = d_k / (eps + beta_k)^2."""
+    eps = float(eps)
+
+    @ti.func
+    def weights(beta0, beta1, beta2):
+        return 0.1 / (eps + beta0) ** 2, 0.6 / (eps + beta1) ** 2, 0.3 / (eps + beta2) ** 2
+
+    return weights
 
 
-def make_reconstruction(name: str, limiter: str = "mc") -> Reconstruction:
+def _z_weights(eps: float):
+    """Borges et al. (2008): alpha_k = d_k (1 + (tau5 / (beta_k + eps))^2), tau5 = |beta0 - beta2|.
+
+    tau5 is O(h^5) on smooth data, much smaller than the beta_k, so the weights stay close
+    to the linear ones (also at critical points, where JS weights drift)."""
+    eps = float(eps)
+
+    @ti.func
+    def weights(beta0, beta1, beta2):
+        tau5 = ti.abs(beta0 - beta2)
+        return (0.1 * (1.0 + (tau5 / (beta0 + eps)) ** 2), 0.6 * (1.0 + (tau5 / (beta1 + eps)) ** 2),
+                0.3 * (1.0 + (tau5 / (beta2 + eps)) ** 2))
+
+    return weights
+
+
+def make_weno5(weights):
+    """Fifth-order WENO face value with the given nonlinear weights (JS or Z)."""
+
+    @ti.func
+    def weno5(a, b, c, d, e):
+        beta0, beta1, beta2 = _weno5_smoothness(a, b, c, d, e)
+        alpha0, alpha1, alpha2 = weights(beta0, beta1, beta2)
+        q0, q1, q2 = _weno5_candidates(a, b, c, d, e)
+        return (alpha0 * q0 + alpha1 * q1 + alpha2 * q2) / (alpha0 + alpha1 + alpha2)
+
+    return weno5
+
+
+weno5_js = make_weno5(_js_weights(1e-6))  # face value with the default epsilon
+weno5_face_states = _upwind_pair(weno5_js, 3)
+
+
+# --- MUSCL-Hancock --------------------------------------------------------------------------
+def _state_maps(phys, variables: str):
+    """(x -> (w, u), u -> x) between the reconstructed variables x and the model's W and U."""
+    if variables == "primitive":
+        return (lambda x: (x, phys.cons(x))), phys.prim
+    if variables == "conserved":
+        return (lambda x: (phys.prim(x), x)), (lambda u: u)
+    raise ValueError(f"muscl_hancock evolves primitive or conserved variables, not '{variables}'")
+
+
+def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
+    """MUSCL-Hancock (Toro ch. 14; seed 000 eq. 8-9): each cell's limited linear profile is
+    evolved by dt/2 with the physical flux, which makes the scheme second order in time with
+    a single (Euler) stage. Only the normal-direction flux enters the predictor."""
+    states, from_cons = _state_maps(phys, variables)
+    nU, advected = phys.U.n, list(phys.advected_indices)
+
+    def advected_source(u, w_minus, w_plus):
+        """phi div(u) for advected scalars, whose flux is phi u_n (zeros for the others)."""
+        mask = ti.Vector([1.0 if k in advected else 0.0 for k in range(nU)])
+        return mask * u * (phys.normal_velocity(w_plus) - phys.normal_velocity(w_minus))
+
+    @ti.func
+    def evolved_ends(x, delta, dt_dx):
+        """Boundary values x -/+ delta/2 of one cell, both advanced by half a time step."""
+        w_minus, u_minus = states(x - 0.5 * delta)
+        w_plus, u_plus = states(x + 0.5 * delta)
+        change = 0.5 * dt_dx * (phys.flux(w_minus, u_minus) - phys.flux(w_plus, u_plus))
+        if ti.static(len(advected) > 0):
+            change += 0.5 * dt_dx * advected_source(0.5 * (u_minus + u_plus), w_minus, w_plus)
+        return from_cons(u_minus + change), from_cons(u_plus + change)
+
+    @ti.func
+    def muscl_hancock(a, b, c, d, dt_dx):
+        _, left = evolved_ends(b, limiter(b - a, c - b), dt_dx)
+        right, _ = evolved_ends(c, limiter(c - b, d - c), dt_dx)
+        return left, right
+
+    def face_states(stencil, dt_dx):
+        return muscl_hancock(*stencil, dt_dx)
+
+    return face_states
+
+
+# --- the factory ----------------------------------------------------------------------------
+def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
+    """The reconstruction a case's [scheme] asks for; phys serves time predictors."""
+    name, limiter_name = scheme["reconstruction"], scheme.get("limiter", "mc")
+    eps = scheme.get("weno_epsilon", 1e-6)
     if name == "first_order":
         return Reconstruction(name, 1, first_order)
     if name == "plm":
-        return Reconstruction(f"plm-{limiter}", 2, make_plm(LIMITERS[limiter]))
+        return Reconstruction(f"plm-{limiter_name}", 2, make_plm(make_limiter(scheme)))
+    if name == "weno3":
+        return Reconstruction(name, 2, _upwind_pair(make_weno3(eps), 2))
     if name == "weno5":
-        return Reconstruction(name, 3, weno5_face_states)
+        return Reconstruction(name, 3, _upwind_pair(make_weno5(_js_weights(eps)), 3))
+    if name == "weno5z":
+        return Reconstruction(name, 3, _upwind_pair(make_weno5(_z_weights(eps)), 3))
+    if name == "muscl_hancock":
+        if phys is None:
+            raise ValueError("muscl_hancock needs the model's physics for its predictor")
+        face_states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
+        return Reconstruction(f"muscl_hancock-{limiter_name}", 2, face_states)
     raise ValueError(f"unknown reconstruction '{name}'")
-
-
-RECONSTRUCTIONS = ("first_order", "plm", "weno5")

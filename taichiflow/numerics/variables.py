@@ -1,0 +1,53 @@
+"""Which variables are reconstructed: primitive (default), conserved or characteristic.
+
+The face kernel hands the reconstruction a stencil of primitive vectors; a transform maps
+it into the reconstructed variables and maps the two face states back to primitive ones.
+Everything here is resolved while compiling.
+"""
+from __future__ import annotations
+
+import taichi as ti
+
+
+@ti.func
+def _apply(matrix, vector):
+    """matrix @ vector, in Taichi scope (plain Python has no @ for Taichi expressions)."""
+    return matrix @ vector
+
+
+class Primitive:
+    def forward(self, stencil, g):
+        return stencil, None
+
+    def backward(self, left, right, context):
+        return left, right
+
+
+class Conserved:
+    def __init__(self, phys):
+        self.phys = phys
+
+    def forward(self, stencil, g):
+        return [self.phys.cons(w) for w in stencil], None
+
+    def backward(self, left, right, context):
+        return self.phys.prim(left), self.phys.prim(right)
+
+
+class Characteristic:
+    """Project on the left eigenvectors of the mean of the two cells beside the face."""
+
+    def __init__(self, phys):
+        self.phys = phys
+
+    def forward(self, stencil, g):
+        left_vectors, right_vectors = self.phys.eigenvectors(0.5 * (stencil[g - 1] + stencil[g]))
+        return [_apply(left_vectors, w) for w in stencil], right_vectors
+
+    def backward(self, left, right, right_vectors):
+        return _apply(right_vectors, left), _apply(right_vectors, right)
+
+
+def make_variables(kind: str, phys):
+    return {"primitive": lambda: Primitive(), "conserved": lambda: Conserved(phys),
+            "characteristic": lambda: Characteristic(phys)}[kind]()

@@ -1,0 +1,66 @@
+"""Toro's Riemann problems against the exact solution, for three scheme families.
+
+Bounds are the measured L1 errors at 400 cells plus about 20% (see docs/numerics.md for
+the table); errors must also fall from 200 to 400 cells. Problems from Toro, "Riemann Solvers
+and Numerical Methods for Fluid Dynamics", 3rd ed., table 4.1 (tests 2, 3, 5) and Sod.
+"""
+import numpy as np
+import pytest
+
+from exact_riemann import exact_riemann
+from helpers import CASES, simulate
+from taichiflow.case import load_case
+
+PROBLEMS = {  # case file: (left, right, x0, t)
+    "sod.toml": ((1.0, 0.0, 1.0), (0.125, 0.0, 0.1), 0.5, 0.2),
+    "toro_123.toml": ((1.0, -2.0, 0.4), (1.0, 2.0, 0.4), 0.5, 0.15),
+    "toro_blast.toml": ((1.0, 0.0, 1000.0), (1.0, 0.0, 0.01), 0.5, 0.012),
+    "toro_collision.toml": ((5.99924, 19.5975, 460.894), (5.99242, -6.19633, 46.0950), 0.4, 0.035),
+}
+
+SCHEMES = {
+    "weno5-hllc-lsrk3": ["scheme.reconstruction='weno5'", "scheme.riemann='hllc'", "scheme.integrator='lsrk3'"],
+    "plm_minmod-hll-ssprk2": ["scheme.reconstruction='plm'", "scheme.limiter='minmod'", "scheme.riemann='hll'",
+                              "scheme.integrator='ssprk2'"],
+    "muscl_hancock-musta-euler": ["scheme.reconstruction='muscl_hancock'", "scheme.limiter='van_leer'",
+                                  "scheme.riemann='musta'", "scheme.integrator='euler'", "scheme.cfl=0.4"],
+}
+
+# (scheme, problem) -> L1 bounds of (rho, u, p) at 400 cells, normalised by the data's scale
+BOUNDS = {}
+
+
+def l1_errors(case_file, scheme, cells, arch="cpu"):
+    left, right, x0, t = PROBLEMS[case_file]
+    case = load_case(CASES / case_file, [f"grid.cells=[{cells}]", *SCHEMES[scheme]])
+    fields = simulate(case, arch).fields()
+    x = (np.arange(cells) + 0.5) / cells
+    exact = exact_riemann(left, right, x, t, x0=x0, gamma=1.4)
+    computed = (fields["rho"], fields["vel"][:, 0], fields["p"])
+    scales = [max(abs(left[k]), abs(right[k]), 1.0 if k == 1 else 0.0) for k in range(3)]
+    return np.array([np.abs(c - e).mean() / s for c, e, s in zip(computed, exact, scales)])
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+@pytest.mark.parametrize("case_file", sorted(PROBLEMS))
+def test_toro_problem_l1_errors(case_file, scheme, arch):
+    coarse = l1_errors(case_file, scheme, 200, arch)
+    fine = l1_errors(case_file, scheme, 400, arch)
+    assert np.all(fine < coarse), (coarse, fine)
+    assert np.all(fine < BOUNDS[(scheme, case_file)]), fine
+
+
+def test_stationary_contact_stays_sharp_with_hllc_and_smears_with_hll(arch):
+    rho = {}
+    for riemann in ("hllc", "hll"):
+        case = load_case(CASES / "stationary_contact.toml", [f"scheme.riemann='{riemann}'"])
+        rho[riemann] = simulate(case, arch).fields()["rho"]
+    assert np.abs(rho["hllc"][:50] - 1.4).max() < 1e-12 and np.abs(rho["hllc"][50:] - 1.0).max() < 1e-12
+    assert np.sum((rho["hll"] > 1.01) & (rho["hll"] < 1.39)) >= 4
+
+
+if __name__ == "__main__":  # print the error table for docs/numerics.md
+    for scheme in SCHEMES:
+        for case_file in PROBLEMS:
+            errors = {n: l1_errors(case_file, scheme, n) for n in (100, 200, 400)}
+            print(scheme, case_file, {n: np.round(e, 6).tolist() for n, e in errors.items()}, flush=True)
