@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: the test suite on CUDA, then `taichiflow bench` figures.
 # Run from the project root with the wheels of ../shared/tools/device-wheels.sh in .whl/:
-#   bash tools/gpu-check.sh            (SKIP_TESTS=1 to bench only; BENCH_CELLS=256)
+#   bash tools/gpu-check.sh            (SKIP_TESTS=1: bench only; SKIP_BENCH=1: tests only;
+#                                       BENCH_CELLS=256)
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
@@ -12,6 +13,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # test_io reads back with pyvista, which GPU nodes lack; io.py itself is numpy-only.
   (cd tests && python3 -m pytest -q --arch cuda -p no:cacheprovider --ignore=test_io.py "$@" 2>&1 | tail -25)
 fi
+[ "${SKIP_BENCH:-0}" = 1 ] && exit 0
 n=${BENCH_CELLS:-256}
 while read -r recon limiter riemann integrator precision; do
   [ -z "$recon" ] && continue
