@@ -63,7 +63,7 @@ def smooth_wave(sim) -> np.ndarray:
 
 
 def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
-                  cells=128, dim=3, precision="f32", arch="auto", steps=20, repeats=5) -> dict:
+                  cells=128, dim=3, precision="f32", arch="auto", steps=20, repeats=5, overrides=()) -> dict:
     grid = [cells] * dim
     text = CASE.format(model=model, arch=arch, precision=precision, cells=grid, upper=[1.0] * dim,
                        reconstruction=reconstruction, limiter=limiter, riemann=riemann, integrator=integrator,
@@ -71,7 +71,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.toml"
         path.write_text(text)
-        case = load_case(path)
+        case = load_case(path, list(overrides))
     sim = Simulation(case)
     sim.set_primitive(smooth_wave(sim))
     start = time.perf_counter()
@@ -96,7 +96,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     return {
         "device": _device_name(sim.arch), "arch": sim.arch, "precision": precision,
         "model": model, "scheme": f"{solver.recon.name}+{riemann}+{integrator}",
-        "grid": "x".join(map(str, grid)), "steps": steps, "repeats": repeats,
+        "grid": "x".join(map(str, grid)), "overrides": " ".join(overrides), "steps": steps, "repeats": repeats,
         "first_step_s": first_step, "median_s": median,
         "cell_updates_per_s": rate,
         "resident_bytes_per_cell": bytes_per_cell,
@@ -110,7 +110,7 @@ def _resident_bytes(solver) -> int:
     total = 0
     for field in (solver.U, solver.U0, solver.R, solver.W, solver.F):
         total += int(np.prod(field.shape)) * field.n * size
-    return total
+    return total + int(np.prod(solver.fallbacks.shape)) * 2  # i16 fallback counters
 
 
 def _modelled_traffic_per_cell_step(solver, stages, dim, precision) -> float:

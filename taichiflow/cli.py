@@ -35,6 +35,8 @@ def main(argv=None) -> int:
     bench.add_argument("--arch", default="auto", choices=["auto", "cpu", "cuda"])
     bench.add_argument("--steps", type=int, default=20, help="timed steps per repetition")
     bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a key of the benchmark case, e.g. --set scheme.positivity_fallback=false")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
 
     sub.add_parser("models", help="list the shipped models")
@@ -85,7 +87,8 @@ def _bench(args) -> int:
 
     result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
                            riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
-                           precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats)
+                           precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,
+                           overrides=args.set)
     if args.json:
         print(json.dumps(result))
     else:

@@ -217,7 +217,6 @@ class Simulation:
         stats = {"cells": cell_count}
         with DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns()) as csv, \
                 Progress(self.end_time, cell_count, enabled=not self.quiet) as bar:
-            self.solver.refresh_primitives()
             csv.write(self.diagnostics_row())
             self.write_snapshot()
 
@@ -225,7 +224,6 @@ class Simulation:
                 if sim.step_count == 1:
                     stats["first_step_s"] = wallclock.perf_counter() - start
                 if sim.step_count % every == 0:
-                    sim.solver.refresh_primitives()
                     csv.write(sim.diagnostics_row())
                 bar.update(sim.t, sim.step_count)
 
@@ -245,7 +243,6 @@ class Simulation:
                 raise
             stats["wall_s"] = wallclock.perf_counter() - start
             if self.step_count % every:
-                self.solver.refresh_primitives()
                 csv.write(self.diagnostics_row())
             final = self.write_snapshot()
         stats.update(steps=self.step_count, time=self.t, final=str(final))
