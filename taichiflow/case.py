@@ -29,7 +29,7 @@ __all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "s
 
 AXES = ("x", "y", "z")
 SIDES = ("lower", "upper")
-BOUNDARY_KINDS = ("periodic", "outflow", "wall", "inflow")
+BOUNDARY_KINDS = ("periodic", "outflow", "wall", "inflow", "absorbing")
 
 
 class CaseError(ValueError):
@@ -319,13 +319,32 @@ class StateTable(Spec):
             raise self.bad(value, at)
         out = {}
         for name, v in value.items():
-            if _is_number(v) and math.isfinite(v):
+            if name == "material":  # a name from [materials]; expanded once the model is known
+                if not isinstance(v, str):
+                    raise (at / name).error(f"expected a material name (a string), got {show(v)}")
+                out[name] = v
+            elif name == "region":  # inflow only: the (initial) state of that region
+                if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+                    raise (at / name).error(f"expected a region index >= 0, got {show(v)}")
+                out[name] = v
+            elif _is_number(v) and math.isfinite(v):
                 out[name] = float(v)
             elif (vector := _number_list(v, {1, 2, 3})) is not None:
                 out[name] = vector + [0.0] * (3 - len(vector))  # a list is always a 3-vector
             else:
                 raise (at / name).error(f"expected a number or a list of 1 to 3 numbers, got {show(v)}")
         return out
+
+
+class Materials(Spec):
+    """[materials]: name -> {gamma, pc}, stiffened-gas parameters by name."""
+    expected = "a table of materials, e.g. water = {gamma = 4.4, pc = 6e8}"
+    entry = None  # set below, once Table exists
+
+    def check(self, value, at):
+        if not isinstance(value, dict):
+            raise self.bad(value, at)
+        return {name: Materials.entry.check(v, at / name) for name, v in value.items()}
 
 
 class Table(Spec):
@@ -456,7 +475,8 @@ _REGION_COMMON = {
 }
 
 SHAPES = {
-    "half_space": Table({**_REGION_COMMON, "point": Key(ShapeVector()), "normal": Key(ShapeVector())},
+    "half_space": Table({**_REGION_COMMON, "point": Key(ShapeVector()), "normal": Key(ShapeVector()),
+                         "shock_pressure": Key(Float(gt=0), OMIT)},
                         post=_check_half_space),
     "box": Table({**_REGION_COMMON, "lower": Key(ShapeVector()), "upper": Key(ShapeVector())},
                  post=_check_box),
@@ -465,6 +485,8 @@ SHAPES = {
                        "axis": Key(ShapeVector(nonzero=True), _default_cylinder_axis),
                        "radius": Key(Float(gt=0))}),
 }
+
+Materials.entry = Table({"gamma": Key(Float(gt=1)), "pc": Key(Float(ge=0), 0.0)})
 
 PERTURBATIONS = {
     "sine": Table({
@@ -497,6 +519,7 @@ SCHEMA = Table({
         "arch": Key(Choice("auto", "cpu", "cuda"), "auto"),
         "fast_math": Key(Choice("auto", True, False), "auto"),
     }), {}),
+    "materials": Key(Materials(), {}),
     "grid": Key(Table({
         "cells": Key(Cells()),
         "lower": Key(GridVector(), lambda ctx: [0.0] * ctx.dim),

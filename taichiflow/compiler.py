@@ -142,6 +142,10 @@ class Solver:
         self.totals = ti.Vector.field(nU, ti.f64, shape=())
         self.w_min = ti.Vector.field(nW, ti.i64, shape=())
         self.w_max = ti.Vector.field(nW, ti.i64, shape=())
+        # The model's reduced derived fields (diagnostics columns): max/min as ordered keys, sums in f64.
+        self.reduced = list(model.reductions.items())
+        self.reduced_keys = ti.Vector.field(max(len(self.reduced), 1), ti.i64, shape=())
+        self.reduced_sums = ti.Vector.field(max(len(self.reduced), 1), ti.f64, shape=())
         self.derived_field = None
         self._build()
 
@@ -222,10 +226,10 @@ class Solver:
                     if ti.static(fallback):  # inadmissible face state: first-order values there
                         if not phys.admissible(wL):
                             wL = stencil[g - 1]
-                            fallbacks[I] += 1
+                            fallbacks[I] += ti.cast(1, ti.i16)
                         if not phys.admissible(wR):
                             wR = stencil[g]
-                            fallbacks[I] += 1
+                            fallbacks[I] += ti.cast(1, ti.i16)
                     F[I] = permute(riemann(wL, wR, dt_dx), to_global_F[axis])
 
             return face_flux
@@ -270,6 +274,8 @@ class Solver:
                 U[I] = U0[I]
 
         nW = phys.W.n
+        reduced = self.reduced
+        reduced_keys, reduced_sums = self.reduced_keys, self.reduced_sums
 
         @ti.kernel
         def diagnostics():
@@ -278,6 +284,9 @@ class Solver:
                 total = ti.Vector([0.0] * nU, ti.f64)
                 low = ti.Vector([_int64_max()] * nW, ti.i64)
                 high = ti.Vector([_int64_min()] * nW, ti.i64)
+                keys = ti.Vector([_int64_max() if how == "min" else _int64_min() for _, how in reduced] or [0],
+                                 ti.i64)
+                sums = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
                 for i in range(component(C, 0) * chunk, ti.min(component(C, 0) * chunk + chunk, cells[0])):
                     u = U[_with_axis0(C, i, dim)]
                     total += ti.cast(u, ti.f64)
@@ -286,11 +295,26 @@ class Solver:
                         key = ordered_bits(w[k])
                         low[k] = ti.min(low[k], key)
                         high[k] = ti.max(high[k], key)
+                    for r in ti.static(range(len(reduced))):
+                        value = phys.derived(reduced[r][0], w)
+                        if ti.static(reduced[r][1] == "sum"):
+                            sums[r] += ti.cast(value, ti.f64)
+                        elif ti.static(reduced[r][1] == "max"):
+                            keys[r] = ti.max(keys[r], ordered_bits(value))
+                        else:
+                            keys[r] = ti.min(keys[r], ordered_bits(value))
                 for k in ti.static(range(nU)):
                     ti.atomic_add(self.totals[None][k], total[k])
                 for k in ti.static(range(nW)):
                     ti.atomic_min(self.w_min[None][k], low[k])
                     ti.atomic_max(self.w_max[None][k], high[k])
+                for r in ti.static(range(len(reduced))):
+                    if ti.static(reduced[r][1] == "sum"):
+                        ti.atomic_add(reduced_sums[None][r], sums[r])
+                    elif ti.static(reduced[r][1] == "max"):
+                        ti.atomic_max(reduced_keys[None][r], keys[r])
+                    else:
+                        ti.atomic_min(reduced_keys[None][r], keys[r])
 
         @ti.kernel
         def sum_fallbacks():
@@ -326,7 +350,7 @@ class Solver:
             n, i = cells[axis], component(J, axis)
             if kind == "periodic":
                 j = i + n if side == 0 else i - n
-            elif kind == "outflow":
+            elif kind in ("outflow", "absorbing"):  # zero gradient: transparent to first order
                 j = 0 if side == 0 else n - 1
             else:  # wall: mirror image
                 j = -1 - i if side == 0 else 2 * n - 1 - i
@@ -399,10 +423,16 @@ class Solver:
         self.totals.fill(0.0)
         _fill_keys(self.w_min, HIGHEST_KEY)
         _fill_keys(self.w_max, LOWEST_KEY)
+        self.reduced_keys.from_numpy(np.array([HIGHEST_KEY if how == "min" else LOWEST_KEY
+                                               for _, how in self.reduced] or [0], dtype=np.int64))
+        self.reduced_sums.fill(0.0)
         self._diagnostics()
         volume = float(np.prod(self.dx))
+        keys, sums = from_ordered_bits(self.reduced_keys.to_numpy()), self.reduced_sums.to_numpy()
+        derived = {f"{how}_{name}": float(sums[r] * volume if how == "sum" else keys[r])
+                   for r, (name, how) in enumerate(self.reduced)}
         return (self.totals.to_numpy() * volume, from_ordered_bits(self.w_min.to_numpy()),
-                from_ordered_bits(self.w_max.to_numpy()))
+                from_ordered_bits(self.w_max.to_numpy()), derived)
 
     def take_fallback_count(self) -> int:
         """Face states replaced by first-order values since the last call."""

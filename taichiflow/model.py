@@ -27,6 +27,7 @@ ROLES = {
     "wave_speeds": ("W",),
     "hllc_star": ("W", "U", "s", "s_star"),
     "source": ("U", "W", "x", "t"),
+    "admissible": ("W",),
     "roe_speeds": ("WL", "WR"),     # optional: Einfeldt speeds (wave_speeds = "einfeldt")
     "eigenvectors": ("W",),         # optional: (L, R) of the primitive Jacobian, L R = I
 }
@@ -64,6 +65,8 @@ class Model:
         self.functions: dict[str, object] = {}
         self.signatures: dict[str, list[str]] = {}
         self.derived: dict[str, object] = {}
+        self.reductions: dict[str, str] = {}   # derived field -> "max" | "min" | "sum"
+        self.setup: dict[str, object] = {}     # plain-Python set-up hooks (material, shock_state)
         self.source_file = "<unknown>"
         self.ex = ti.Vector([1.0, 0.0, 0.0])
 
@@ -100,13 +103,33 @@ class Model:
             return self._register(role)
         raise AttributeError(f"Model has no attribute '{role}'{did_you_mean(role, [*ROLES, 'derive'])}")
 
-    def derive(self, name: str):
-        """Register a derived output field `name` computed from W (and params)."""
+    def derive(self, name: str, reduce: str | None = None):
+        """Register a derived output field `name` computed from W (and params). With
+        reduce = "max", "min" or "sum" (sum times cell volume) it is also a column of
+        diagnostics.csv, reduced on the device every diagnostics step."""
+        if reduce not in (None, "max", "min", "sum"):
+            raise ModelError(f"derive('{name}'): reduce must be 'max', 'min' or 'sum', got {reduce!r}")
+
         def decorate(fn):
             self.signatures[f"derived:{name}"] = list(inspect.signature(fn).parameters)
             self.derived[name] = ti.func(fn)
+            if reduce:
+                self.reductions[name] = reduce
             return fn
         return decorate
+
+    def material(self, fn):
+        """Plain-Python hook: (gamma, pc, params) -> dict of primitive values that a case's
+        `material = "name"` stands for (e.g. the two-phase Gamma and Pi)."""
+        self.setup["material"] = fn
+        return fn
+
+    def shock_state(self, fn):
+        """Plain-Python hook: (pre: dict of primitives, p_post, direction, params) -> dict:
+        the post-shock state of a shock of pressure p_post running along `direction` into
+        `pre` (Rankine-Hugoniot of the model's equation of state)."""
+        self.setup["shock_state"] = fn
+        return fn
 
     # --- parameters ------------------------------------------------------------------------
     def resolve_params(self, overrides: dict, where: str) -> dict:

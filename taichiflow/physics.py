@@ -122,12 +122,15 @@ class Physics:
         return self._call(f"global:{name}", self.W.view(w))
 
     def admissible(self, w):
-        """1 where every component is finite and the declared positives are > 0, else 0."""
+        """1 where every component is finite, the declared positives are > 0 and the
+        model's own admissible() (if any) holds, else 0."""
         ok = is_finite(component(w, 0), self.dtype)
         for k in range(1, self.W.n):
             ok = ok & is_finite(component(w, k), self.dtype)
         for name in self.model.positive:
             ok = ok & (component(w, self.W.index(name)) > 0.0)
+        if "admissible" in self.model.functions:
+            ok = ok & self._call("admissible", self.W.view(w))
         return ok
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import taichi as ti
 
 from . import case as case_mod
+from .setup import resolve_states
 from .compiler import Solver
 from .initial import initial_primitive, state_vector
 from .compat import check_case_against_model
@@ -75,15 +76,13 @@ class Simulation:
 
         grid = case["grid"]
         self.cells, self.lower, self.upper = grid["cells"], grid["lower"], grid["upper"]
-        inflow = {}
-        for face, table in case["boundary"].get("inflow", {}).items():
-            axis, side = "xyz".index(face[0]), 0 if face.endswith("lower") else 1
-            full = case_mod.validate_state(table, layout, f"{where}: [boundary.inflow] {face}")
-            inflow[(axis, side)] = state_vector(full, layout)
+        initial, inflow_states, self.shock_jump = resolve_states(case, self.model, self.params)
+        inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
+                  for face, state in inflow_states.items()}
         self.stages = INTEGRATORS[case["scheme"]["integrator"]]
         self.solver = Solver(self.model, self.params, case["scheme"], self.cells, self.lower, self.upper,
                              self._boundary_kinds(), inflow, self.dtype)
-        self.set_primitive(self._initial_state(where))
+        self.set_primitive(self._initial_state(initial, where))
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.out_dir = Path(out_dir) if out_dir else None
 
@@ -92,16 +91,10 @@ class Simulation:
         bc = self.case["boundary"]
         return [tuple(bc["xyz"[d]]) for d in range(len(self.case["grid"]["cells"]))]
 
-    def _initial_state(self, where):
-        initial = self.case["initial"]
-        layout = self.model.primitive.sizes
-        initial["background"] = case_mod.validate_state(initial["background"], layout,
-                                                         f"{where}: [initial] background")
-        for n, region in enumerate(initial["regions"]):
-            region["state"] = case_mod.validate_state(region["state"], layout,
-                                                      f"{where}: [[initial.regions]] #{n + 1} state", partial=True)
+    def _initial_state(self, initial: dict, where: str):
         try:
-            return initial_primitive(initial, layout, self.cells, self.lower, self.upper, self.params)
+            return initial_primitive(initial, self.model.primitive.sizes, self.cells, self.lower, self.upper,
+                                     self.params)
         except ValueError as err:
             raise ModelError(f"{where}: {err}") from None
 
@@ -145,7 +138,8 @@ class Simulation:
         variable = next((f"{n} = {v!r}" for n, v in zip(names, w) if not np.isfinite(v)), None)
         if variable is None:
             variable = next((f"{n} = {w[self.model.primitive.index(n)]!r} (must be > 0)"
-                             for n in self.model.positive if not w[self.model.primitive.index(n)] > 0), "?")
+                             for n in self.model.positive if not w[self.model.primitive.index(n)] > 0),
+                            f"the model's admissible() is false for {dict(zip(names, w))}")
         when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
                 else "initial state")
         message = f"inadmissible {when} at cell {cell}: {variable}"
@@ -194,14 +188,20 @@ class Simulation:
         cols += [f"total_{c}" for c in self.model.conserved.component_names()]
         for c in self.model.primitive.component_names():
             cols += [f"min_{c}", f"max_{c}"]
+        cols += [f"{how}_{name}" for name, how in self.model.reductions.items()]
+        if self.shock_jump:
+            cols.append("p_amplification")  # max pressure over the case's shock pressure jump
         return cols
 
     def diagnostics_row(self) -> list:
-        totals, w_min, w_max = self.solver.reductions()
+        totals, w_min, w_max, derived = self.solver.reductions()
         row = [self.t, self.step_count, self.last_dt, self.solver.take_fallback_count()]
         row += [float(x) for x in totals]
         for lo, hi in zip(w_min, w_max):
             row += [float(lo), float(hi)]
+        row += list(derived.values())
+        if self.shock_jump:
+            row.append(float(w_max[self.model.primitive.index(self.model.pressure)]) / self.shock_jump)
         return row
 
     def run(self, log=print) -> dict:

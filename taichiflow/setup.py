@@ -1,0 +1,75 @@
+"""The model-dependent half of a case's states: materials, shocks, inflow from regions.
+
+A case names materials (`material = "water"`), asks for a shock by its pressure
+(`shock_pressure` on a half-space region) or an inflow equal to a region's state
+(`{region = 0}`); this module turns those into full primitive states with the model's
+plain-Python set-up hooks, then validates them against the model's layout.
+"""
+from __future__ import annotations
+
+import math
+
+from .case import CaseError, suggest, validate_state
+
+
+def _expand_material(table: dict, case: dict, model, params: dict, where: str) -> dict:
+    if "material" not in table:
+        return dict(table)
+    name = table["material"]
+    materials = case.get("materials", {})
+    if name not in materials:
+        raise CaseError(f"{where}: unknown material '{name}'{suggest(name, materials)}; "
+                        f"[materials] defines {sorted(materials) or 'none'}")
+    if "material" not in model.setup:
+        raise CaseError(f"{where}: model '{model.name}' has no materials (no @model.material hook)")
+    values = model.setup["material"](materials[name]["gamma"], materials[name]["pc"], params)
+    rest = {k: v for k, v in table.items() if k != "material"}
+    return {**values, **rest}
+
+
+def resolve_states(case: dict, model, params: dict) -> tuple[dict, dict, float | None]:
+    """(initial with full region states, inflow face -> full state, shock pressure jump)."""
+    where = case.get("_source", "<case>")
+    sizes = model.primitive.sizes
+    initial = dict(case["initial"])
+    background = validate_state(_expand_material(initial["background"], case, model, params,
+                                                 f"{where}: [initial] background"),
+                                sizes, f"{where}: [initial] background")
+    regions, jump = [], None
+    for n, region in enumerate(initial["regions"]):
+        at = f"{where}: [initial] regions.{n}"
+        state = validate_state(_expand_material(region["state"], case, model, params, at + ".state"),
+                               sizes, at + ".state", partial=True)
+        region = {**region, "state": state}
+        if "shock_pressure" in region:
+            region["state"], region_jump = _shocked(region, {**background, **state}, model, params, at)
+            jump = jump if jump is not None else region_jump
+        regions.append(region)
+    initial.update(background=background, regions=regions)
+
+    inflow = {}
+    for face, table in case["boundary"].get("inflow", {}).items():
+        at = f"{where}: [boundary] inflow.{face}"
+        if "region" in table:
+            if table["region"] >= len(regions) or len(table) > 1:
+                raise CaseError(f"{at}: {{region = N}} must be alone and name one of the "
+                                f"{len(regions)} regions")
+            inflow[face] = {**background, **regions[table["region"]]["state"]}
+        else:
+            inflow[face] = validate_state(_expand_material(table, case, model, params, at), sizes, at)
+    return initial, inflow, jump
+
+
+def _shocked(region: dict, pre: dict, model, params: dict, where: str):
+    """Post-shock state of a half-space region; the shock runs out of it (along -normal)."""
+    if region["shape"] != "half_space":
+        raise CaseError(f"{where}: shock_pressure needs shape = 'half_space'")
+    if "shock_state" not in model.setup:
+        raise CaseError(f"{where}: model '{model.name}' cannot compute shock states (no @model.shock_state)")
+    p_post = region["shock_pressure"]
+    if "p" not in pre or p_post <= pre["p"]:
+        raise CaseError(f"{where}: shock_pressure {p_post!r} must exceed the pre-shock pressure {pre.get('p')!r}")
+    length = math.sqrt(sum(n * n for n in region["normal"]))
+    direction = [-n / length for n in region["normal"]]
+    post = model.setup["shock_state"](dict(pre), p_post, direction, params)
+    return post, p_post - pre["p"]
