@@ -30,6 +30,10 @@ REDUCED = {
     "shu_osher.toml": ["grid.cells=[100]", "time.end=0.5"],
     "isentropic_vortex.toml": ["grid.cells=[16, 16]", "time.end=1.0"],
     "kelvin_helmholtz.toml": ["grid.cells=[32, 32]", "time.end=0.3"],
+    "gas_water_tube.toml": ["grid.cells=[100]"],
+    "rayleigh_collapse.toml": ["grid.cells=[16, 16, 16]", "time.end=1.0"],
+    "bubble_collapse.toml": ["grid.cells=[32, 16, 16]", "time.end=0.1"],
+    "cavity_array.toml": ["grid.cells=[64, 16, 16]", "time.end=0.1"],
 }
 
 

@@ -1,0 +1,254 @@
+"""`taichiflow view` and `run --render`: pictures, movies and the interactive viewer, off-screen.
+
+Real runs (1D Sod, 2D Riemann, 3D Sedov, all small) are made once per module; every picture is
+rendered off-screen (Mesa through EGL or OSMesa: no display, no GPU).
+"""
+import sys
+
+import numpy as np
+import pytest
+
+pv = pytest.importorskip("pyvista")
+from PIL import Image  # noqa: E402  (pillow comes with pyvista)
+
+from helpers import CASES  # noqa: E402
+from taichiflow import viz  # noqa: E402
+from taichiflow.cli import main  # noqa: E402
+from taichiflow.io import PvdSeries, read_vti  # noqa: E402
+
+RUNS = {
+    "1d": ("sod.toml", ["grid.cells=[64]", "output.interval=0.1"]),
+    "2d": ("riemann2d.toml", ["grid.cells=[32,32]", "time.end=0.2", "output.interval=0.1"]),
+    "3d": ("sedov3d.toml", ["grid.cells=[24,24,24]", "time.end=0.02", "output.interval=0.01"]),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Output folders of the three runs; the 2D one also with --render (a PNG per snapshot)."""
+    base = tmp_path_factory.mktemp("viz")
+    out = {}
+    for kind, (case, sets) in RUNS.items():
+        out[kind] = base / kind
+        args = ["run", str(CASES / case), "--out", str(out[kind]), "--quiet", "--arch", "cpu"]
+        args += [a for s in sets for a in ("--set", s)]
+        if kind == "2d":
+            args.append("--render")
+        assert main(args) == 0
+    return out
+
+
+def pixels(path):
+    return np.asarray(Image.open(path).convert("RGB"))
+
+
+def assert_not_blank(img):
+    """More than a handful of colours, and the picture covers 2% to 98% of the frame."""
+    flat = img.reshape(-1, 3)
+    colours, counts = np.unique(flat, axis=0, return_counts=True)
+    assert len(colours) > 16
+    background = colours[counts.argmax()]
+    drawn = (np.abs(img.astype(int) - background).sum(axis=-1) > 30).mean()
+    assert 0.02 < drawn < 0.98, drawn
+
+
+@pytest.mark.parametrize("kind,size", [("1d", (640, 480)), ("2d", (600, 500)), ("3d", (720, 540))])
+def test_screenshot_has_the_size_asked_shows_structure_and_changes_with_time(runs, tmp_path, kind, size):
+    first, last = tmp_path / "first.png", tmp_path / "last.png"
+    w, h = size
+    assert main(["view", str(runs[kind]), "--screenshot", str(first), "--time", "0.0",
+                 "--size", str(w), str(h)]) == 0
+    assert main(["view", str(runs[kind]), "--screenshot", str(last), "--size", str(w), str(h)]) == 0
+    a, b = pixels(first), pixels(last)
+    assert a.shape == b.shape == (h, w, 3)
+    assert_not_blank(a)
+    assert_not_blank(b)
+    changed = (np.abs(a.astype(int) - b).sum(axis=-1) > 30).mean()
+    assert changed > 0.005, changed
+
+
+@pytest.mark.parametrize("style", ["iso", "volume", "schlieren"])
+def test_3d_styles_and_fields(runs, tmp_path, style):
+    png = tmp_path / f"{style}.png"
+    assert main(["view", str(runs["3d"]), "--screenshot", str(png), "--style", style, "--field", "p",
+                 "--size", "480", "360"]) == 0
+    assert_not_blank(pixels(png))
+
+
+def test_2d_schlieren_and_one_field_of_a_1d_run(runs, tmp_path):
+    assert main(["view", str(runs["2d"]), "--screenshot", str(tmp_path / "s.png"), "--style", "schlieren",
+                 "--size", "400", "400"]) == 0
+    img = pixels(tmp_path / "s.png")
+    assert_not_blank(img)
+    assert main(["view", str(runs["1d"]), "--screenshot", str(tmp_path / "u.png"), "--field", "vel",
+                 "--size", "400", "300"]) == 0
+    assert_not_blank(pixels(tmp_path / "u.png"))
+
+
+def test_view_rejects_a_style_or_field_the_run_does_not_have(runs, tmp_path, capsys):
+    png = str(tmp_path / "x.png")
+    assert main(["view", str(runs["1d"]), "--screenshot", png, "--style", "volume"]) == 1
+    assert "1D runs are drawn as line plots" in capsys.readouterr().err
+    assert main(["view", str(runs["3d"]), "--screenshot", png, "--field", "rhoo"]) == 1
+    assert "no field 'rhoo'" in capsys.readouterr().err
+    assert main(["view", str(tmp_path), "--screenshot", png]) == 1
+    assert "no series.pvd" in capsys.readouterr().err
+
+
+def test_interactive_view_needs_a_display(runs, monkeypatch, capsys):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("display detection is for X11/Wayland")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert main(["view", str(runs["3d"])]) == 1
+    assert "--screenshot" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["1d", "3d"])
+def test_gif_movie_has_one_frame_per_snapshot(runs, tmp_path, kind):
+    gif = tmp_path / "movie.gif"
+    assert main(["view", str(runs[kind]), "--movie", str(gif), "--size", "320", "240"]) == 0
+    snapshots = len(PvdSeries(runs[kind] / "series.pvd", resume=True))
+    with Image.open(gif) as im:
+        assert im.n_frames == snapshots == 3
+        assert im.size == (320, 240)
+
+
+def test_mp4_without_imageio_ffmpeg_falls_back_to_gif(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(viz, "_have_ffmpeg", lambda: False)
+    assert main(["view", str(runs["2d"]), "--movie", str(tmp_path / "movie.mp4"), "--size", "320", "240"]) == 0
+    assert "imageio-ffmpeg is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "movie.mp4").exists()
+    with Image.open(tmp_path / "movie.gif") as im:
+        assert im.n_frames == 3
+
+
+def test_mp4_movie_with_imageio_ffmpeg(runs, tmp_path):
+    pytest.importorskip("imageio_ffmpeg", reason="mp4 needs the optional imageio-ffmpeg")
+    import imageio.v2 as imageio
+    mp4 = tmp_path / "movie.mp4"
+    assert main(["view", str(runs["3d"]), "--movie", str(mp4), "--size", "320", "240"]) == 0
+    with imageio.get_reader(str(mp4)) as reader:
+        assert sum(1 for _ in reader) == 3
+
+
+def test_interactive_viewer_builds_and_its_callbacks_step_through_time(runs):
+    viewer = viz.Viewer(viz.Series.open(runs["3d"]), off_screen=True, size=(800, 600))
+    try:
+        viewer.add_widgets()
+        viewer.draw()
+        p = viewer.plotter
+        assert len(p.widgets.slider_widgets) == 1
+        assert len(p.widgets.button_widgets) == len(viewer.fields) + len(viewer.styles)
+        times = viewer.series.times
+        assert viewer.time == times[-1]
+
+        def press(key):
+            for callback in p.iren._key_press_event_callbacks[key]:
+                callback()
+
+        press("Left")
+        assert viewer.time == times[-2]
+        assert f"t = {times[-2]:.4g}" in p.actors["time"].GetInput()
+        press("Home")
+        assert viewer.index == 0
+        press("Right")
+        assert viewer.index == 1
+        press("End")
+        assert viewer.index == len(times) - 1
+
+        slider = p.widgets.slider_widgets[0]            # drag the slider to t = 0 and let go
+        slider.GetRepresentation().SetValue(0.004)
+        slider.InvokeEvent("EndInteractionEvent")
+        assert viewer.time == 0.0 and f"t = {0:.4g}" in p.actors["time"].GetInput()
+
+        button = viewer._field_buttons["p"]               # click the field button "p"
+        button.GetRepresentation().SetState(1)
+        button.InvokeEvent("StateChangedEvent")
+        assert viewer.field == "p"
+        assert [b.GetRepresentation().GetState() for b in viewer._field_buttons.values()].count(1) == 1
+        press("bracketright")
+        assert viewer.field != "p"
+        style = viewer.style
+        press("slash")
+        assert viewer.style != style
+        # the widgets survive the redraws
+        assert p.renderer.GetViewProps().IsItemPresent(viewer.slider.GetRepresentation())
+        assert all(p.renderer.GetViewProps().IsItemPresent(b.GetRepresentation())
+                   for b in viewer._field_buttons.values())
+        img = p.screenshot(return_img=True)
+        assert img.shape[:2] == (600, 800)
+    finally:
+        viewer.close()
+
+
+def test_1d_viewer_callbacks_update_the_charts(runs):
+    viewer = viz.Viewer(viz.Series.open(runs["1d"]), off_screen=True, size=(500, 400))
+    try:
+        viewer.add_widgets()
+        viewer.draw()
+        before = viewer.plotter.screenshot(return_img=True).copy()
+        viewer.step(-1)
+        after = viewer.plotter.screenshot(return_img=True)
+        assert "t = 0.1" in viewer._charts[1][0].title
+        assert (np.abs(before.astype(int) - after).sum(axis=-1) > 30).mean() > 0.005
+        viewer.set_field("p")
+        assert len(viewer._charts[1]) == 1
+    finally:
+        viewer.close()
+
+
+def test_render_flag_writes_a_picture_beside_every_snapshot(runs):
+    for _, name in PvdSeries(runs["2d"] / "series.pvd", resume=True).entries:
+        png = runs["2d"] / name.replace(".vti", ".png")
+        assert png.is_file()
+        img = pixels(png)
+        assert img.shape == (viz.DEFAULT_SIZE[1], viz.DEFAULT_SIZE[0], 3)
+        assert_not_blank(img)
+
+
+def test_render_without_pyvista_says_so_once_and_the_run_goes_on(monkeypatch):
+    monkeypatch.setattr(viz, "pv", None)
+    monkeypatch.setattr(viz, "_PYVISTA_ERROR", ImportError("No module named 'pyvista'"), raising=False)
+
+    class Sim:
+        def write_snapshot(self):
+            return "snapshot_00000.vti"
+
+    sim, said = Sim(), []
+    assert viz.attach_renderer(sim, log=said.append) is False
+    assert sim.write_snapshot() == "snapshot_00000.vti" and sim.write_snapshot() == "snapshot_00000.vti"
+    assert len(said) == 1 and "pyvista" in said[0]
+
+
+def vtk_order(a, ndim):
+    """Cells x fastest (Fortran order of [i, j, k]), one row per cell, components in columns."""
+    if a.ndim == ndim:
+        return a.ravel(order="F")
+    return np.stack([a[..., c].ravel(order="F") for c in range(a.shape[-1])], axis=1)
+
+
+def test_plain_vtk_and_pyvista_readers_give_the_arrays_the_solver_wrote(runs):
+    from vtkmodules.vtkIOXML import vtkXMLImageDataReader
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+
+    for kind, out in runs.items():
+        pvd = pv.get_reader(str(out / "series.pvd"))
+        entries = PvdSeries(out / "series.pvd", resume=True).entries
+        assert pvd.time_values == [t for t, _ in entries]
+        for t, name in entries:
+            meta, arrays = read_vti(out / name)
+            cells = meta["cells"]
+            grid = pv.read(str(out / name))
+            reader = vtkXMLImageDataReader()
+            reader.SetFileName(str(out / name))
+            reader.Update()
+            raw = reader.GetOutput().GetCellData()
+            assert tuple(n - 1 if n > 1 else 1 for n in grid.dimensions) == cells
+            assert grid.field_data["TIME"][0] == t == meta["time"]
+            assert sorted(grid.cell_data.keys()) == sorted(arrays)
+            for field, a in arrays.items():
+                expect = vtk_order(a, meta["ndim"])
+                np.testing.assert_array_equal(np.asarray(grid.cell_data[field]), expect)
+                np.testing.assert_array_equal(vtk_to_numpy(raw.GetArray(field)), expect)
+                assert np.asarray(grid.cell_data[field]).dtype == a.dtype
