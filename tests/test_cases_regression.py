@@ -33,7 +33,7 @@ REDUCED = {
     "gas_water_tube.toml": ["grid.cells=[100]"],
     "rayleigh_collapse.toml": ["grid.cells=[16, 16, 16]", "time.end=1.0"],
     "bubble_collapse.toml": ["grid.cells=[32, 16, 16]", "time.end=0.1"],
-    "cavity_array.toml": ["grid.cells=[64, 16, 16]", "time.end=0.1"],
+    "cavity_array.toml": ["grid.cells=[128, 32, 32]", "time.end=0.05"],
 }
 
 
