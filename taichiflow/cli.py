@@ -1,4 +1,4 @@
-"""Command line: `taichiflow run`, `taichiflow bench`, `taichiflow models`."""
+"""Command line: `taichiflow run`, `taichiflow bench`, `taichiflow models`, `taichiflow view`."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +22,8 @@ def main(argv=None) -> int:
     run.add_argument("--arch", choices=["auto", "cpu", "cuda"], help="backend (default: case, else auto)")
     run.add_argument("--precision", choices=["auto", "f32", "f64"], help="floating point precision")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--render", action="store_true",
+                     help="also write a picture of every snapshot (snapshot_NNNNN.png; needs pyvista)")
 
     bench = sub.add_parser("bench", help="measure cell-updates per second")
     bench.add_argument("--model", default="euler")
@@ -41,9 +43,23 @@ def main(argv=None) -> int:
 
     sub.add_parser("models", help="list the shipped models")
 
+    view = sub.add_parser("view", help="look at a run's results with PyVista: a window, or pictures off-screen")
+    view.add_argument("out_dir", help="output folder of a run (with series.pvd)")
+    view.add_argument("--screenshot", metavar="PNG", help="write a picture of one snapshot instead of a window")
+    view.add_argument("--movie", metavar="FILE", help="write a movie over all snapshots: .gif, or .mp4 "
+                      "(needs imageio-ffmpeg; else a .gif is written instead)")
+    view.add_argument("--time", type=float, help="show the snapshot nearest this time (default: the last)")
+    view.add_argument("--field", help="field to show (default: the model's: rho, or alpha for two-phase)")
+    view.add_argument("--style", choices=["iso", "slice", "volume", "schlieren", "image", "line"],
+                      help="3D: iso, slice, volume, schlieren; 2D: image, iso, schlieren; 1D: line")
+    view.add_argument("--iso", type=float, help="iso-surface (3D) or iso-line (2D) value of the field "
+                      "(default: 0.5 for alpha, else the middle of the field's range)")
+    view.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), help="picture size in pixels (1024 768)")
+    view.add_argument("--fps", type=float, default=4.0, help="movie frames per second (4)")
+
     args = parser.parse_args(argv)
     try:
-        return {"run": _run, "bench": _bench, "models": _models}[args.command](args)
+        return {"run": _run, "bench": _bench, "models": _models, "view": _view}[args.command](args)
     except (CaseError, ValueError, RuntimeError) as err:
         print(f"taichiflow: error: {err}", file=sys.stderr)
         return 1
@@ -65,6 +81,9 @@ def _run(args) -> int:
     with RunLog(out / "run.log", echo=not args.quiet) as log:
         log.write(f"taichiflow run {args.case} {' '.join('--set ' + o for o in args.set)}".rstrip())
         sim = Simulation(case, out_dir=out, quiet=args.quiet)
+        if args.render:
+            from .viz import attach_renderer
+            attach_renderer(sim, log=log.write)
         log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
                   f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
                   f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + "
@@ -95,6 +114,11 @@ def _bench(args) -> int:
         for key, value in result.items():
             print(f"{key:>24}: {value:.4g}" if isinstance(value, float) else f"{key:>24}: {value}")
     return 0
+
+
+def _view(args) -> int:
+    from .viz import view_command
+    return view_command(args)
 
 
 def _models(args) -> int:

@@ -252,3 +252,31 @@ def test_plain_vtk_and_pyvista_readers_give_the_arrays_the_solver_wrote(runs):
                 np.testing.assert_array_equal(np.asarray(grid.cell_data[field]), expect)
                 np.testing.assert_array_equal(vtk_to_numpy(raw.GetArray(field)), expect)
                 assert np.asarray(grid.cell_data[field]).dtype == a.dtype
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_two_phase_runs_default_to_the_alpha_half_iso_coloured_by_pressure(tmp_path, ndim):
+    """A made-up two-phase series (a gas bubble, alpha = 1 inside) until that model ships."""
+    from taichiflow.io import write_vti
+
+    n = 24
+    centres = (np.arange(n) + 0.5) / n - 0.5
+    axes = np.meshgrid(*([centres] * ndim), indexing="ij")
+    r = np.sqrt(sum(a ** 2 for a in axes))
+    series = PvdSeries(tmp_path / "series.pvd")
+    (tmp_path / "case.toml").write_text('[case]\nname = "bubble"\n\n[model]\nname = "two_phase"\n')
+    for k, radius in enumerate([0.3, 0.2]):
+        alpha = 0.5 * (1 - np.tanh((r - radius) / 0.03))
+        fields = {"alpha": alpha, "p": 1.0 + 5.0 * k * np.exp(-((r - radius) / 0.1) ** 2),
+                  "rho": 1000.0 * (1 - alpha) + alpha}
+        write_vti(tmp_path / f"snapshot_{k:05d}.vti", (n,) * ndim, (-0.5,) * ndim, (1 / n,) * ndim,
+                  fields, time=0.1 * k)
+        series.add(0.1 * k, f"snapshot_{k:05d}.vti")
+    viewer = viz.Viewer(viz.Series.open(tmp_path), off_screen=True, size=(400, 300))
+    try:
+        assert (viewer.field, viewer.style) == ("alpha", "iso")
+        viewer.screenshot(tmp_path / "bubble.png", 0)
+        assert "alpha = 0.5" in viewer.description and "p" in viewer.description
+        assert_not_blank(pixels(tmp_path / "bubble.png"))
+    finally:
+        viewer.close()
