@@ -5,9 +5,9 @@ which is 96^3 cells for the octant of cases/rayleigh_collapse.toml. At R = 7 cel
 the CPU) the interface smears liquid stiffness into the gas and the bubble rebounds early
 (minimum at 0.84 t_c), so there is no CPU version of this bound.
 
-Measured on an NVIDIA H200 (f64, 96^3, R = 16 cells): t_min / t_c = 1.056. The target of
-issue 4 is 5%; this test holds the measured state (7%) until a finer run (R = 32 cells,
-192^3) is shown to meet it.
+Measured on an NVIDIA H200 (f64, 96^3, R = 16 cells): t_min / t_c = 0.944 (V_min = 0.27 V0).
+The target of issue 4 is 5%; this test holds the measured state (7%) until a finer run
+(R = 32 cells, 192^3) is shown to meet it.
 """
 import numpy as np
 import pytest
