@@ -556,6 +556,8 @@ SCHEMA = Table({
         "interval": Key(Float(ge=0), 0.0),
         "fields": Key(StrList(), []),
         "diagnostics_every": Key(Int(ge=1), 1),
+        "checkpoint_interval": Key(Float(ge=0), 0.0),
+        "checkpoint_wall": Key(Float(ge=0), 0.0),
     }), {}),
 })
 

@@ -22,6 +22,10 @@ def main(argv=None) -> int:
     run.add_argument("--arch", choices=["auto", "cpu", "cuda"], help="backend (default: case, else auto)")
     run.add_argument("--precision", choices=["auto", "f32", "f64"], help="floating point precision")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--restart", metavar="CHECKPOINT", help="continue from this checkpoint file")
+    run.add_argument("--resume", metavar="OUT_DIR", help="continue from the newest valid checkpoint in OUT_DIR "
+                     "(which is also the output folder)")
+    run.add_argument("--max-wall-time", metavar="HH:MM:SS", help="stop with a checkpoint after this wall time")
     run.add_argument("--render", action="store_true",
                      help="also write a picture of every snapshot (snapshot_NNNNN.png; needs pyvista)")
 
@@ -68,7 +72,7 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     from .case import load_case
     from .runlog import RunLog
-    from .simulation import Simulation, SimulationError
+    from .simulation import RunInterrupted, Simulation, SimulationError
 
     overrides = list(args.set)
     if args.arch:
@@ -76,7 +80,11 @@ def _run(args) -> int:
     if args.precision:
         overrides.append(f'run.precision="{args.precision}"')
     case = load_case(args.case, overrides)
-    out = Path(args.out) if args.out else Path("out") / case["case"]["name"]
+    out = Path(args.out or args.resume or Path("out") / case["case"]["name"])
+    restart = args.restart
+    if args.resume:
+        from .checkpoint import newest_valid
+        restart = newest_valid(args.resume)
     out.mkdir(parents=True, exist_ok=True)
     with RunLog(out / "run.log", echo=not args.quiet) as log:
         log.write(f"taichiflow run {args.case} {' '.join('--set ' + o for o in args.set)}".rstrip())
@@ -88,8 +96,14 @@ def _run(args) -> int:
                   f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
                   f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + "
                   f"{case['scheme']['integrator']}")
+        if restart:
+            log.write(f"restarting from {restart}")
         try:
-            stats = sim.run()
+            stats = sim.run(restart=restart, max_wall_time=_seconds(args.max_wall_time))
+        except RunInterrupted as err:
+            log.write(f"STOPPED: {err}")
+            print(f"taichiflow: {err}", file=sys.stderr)
+            return 3
         except SimulationError as err:
             log.write(f"FAILED: {err}")
             print(f"taichiflow: error: {err}", file=sys.stderr)
@@ -99,6 +113,20 @@ def _run(args) -> int:
                   f"({stats['cell_updates_per_s']:.3g} cell-updates/s)")
     print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
     return 0
+
+
+def _seconds(text) -> float:
+    """HH:MM:SS (or MM:SS, or seconds) as seconds; 0 for none."""
+    if not text:
+        return 0.0
+    try:
+        parts = [float(p) for p in text.split(":")]
+    except ValueError:
+        raise ValueError(f"--max-wall-time: expected HH:MM:SS, got {text!r}") from None
+    seconds = 0.0
+    for part in parts:
+        seconds = seconds * 60 + part
+    return seconds
 
 
 def _bench(args) -> int:

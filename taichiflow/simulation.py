@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 import time as wallclock
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import numpy as np
 import taichi as ti
 
 from . import case as case_mod
+from . import checkpoint
 from .setup import resolve_states
 from .compiler import Solver
 from .initial import initial_primitive, state_vector
@@ -181,6 +184,7 @@ class Simulation:
         path = self.out_dir / name
         write_vti(path, tuple(self.cells), tuple(self.lower), tuple(self.solver.dx), self.fields(), time=self.t)
         self.series.add(self.t, name)
+        self._last_snapshot_time = self.t
         return path
 
     def diagnostics_columns(self) -> list[str]:
@@ -195,7 +199,9 @@ class Simulation:
 
     def diagnostics_row(self) -> list:
         totals, w_min, w_max, derived = self.solver.reductions()
-        row = [self.t, self.step_count, self.last_dt, self.solver.take_fallback_count()]
+        fallbacks = self.solver.take_fallback_count() + getattr(self, "_pending_fallbacks", 0)
+        self._pending_fallbacks = 0
+        row = [self.t, self.step_count, self.last_dt, fallbacks]
         row += [float(x) for x in totals]
         for lo, hi in zip(w_min, w_max):
             row += [float(lo), float(hi)]
@@ -204,31 +210,47 @@ class Simulation:
             row.append(float(w_max[self.model.primitive.index(self.model.pressure)]) / self.shock_jump)
         return row
 
-    def run(self, log=print) -> dict:
-        """Integrate to the end time, writing snapshots, series.pvd and diagnostics.csv."""
+    def run(self, restart=None, max_wall_time: float = 0.0) -> dict:
+        """Integrate to the end time, writing snapshots, series.pvd, diagnostics.csv and
+        checkpoints; continue from checkpoint file `restart` if given. SIGINT, SIGTERM and
+        `max_wall_time` (seconds) stop after the current step with a checkpoint."""
         out = self.out_dir
         out.mkdir(parents=True, exist_ok=True)
         (out / "case.toml").write_text(case_mod.dump_toml(self.case))
-        self.series = PvdSeries(out / "series.pvd")
-        interval = self.case["output"]["interval"]
-        every = self.case["output"]["diagnostics_every"]
+        output = self.case["output"]
+        every = output["diagnostics_every"]
         max_steps = self.case["time"]["max_steps"]
         cell_count = int(np.prod(self.cells))
         stats = {"cells": cell_count}
-        with DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns()) as csv, \
-                Progress(self.end_time, cell_count, enabled=not self.quiet) as bar:
-            csv.write(self.diagnostics_row())
-            self.write_snapshot()
+        if restart:
+            self._load_checkpoint(restart)
+        else:
+            self.series = PvdSeries(out / "series.pvd")
+            self._last_snapshot_time = -math.inf
+        csv = DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=bool(restart))
+        start = wallclock.perf_counter()
+        clock = {"checkpoint": start}
+        stop = StopFlag(max_wall_time, start)
+        with csv, Progress(self.end_time, cell_count, enabled=not self.quiet) as bar, stop:
+            if not restart:
+                csv.write(self.diagnostics_row())
+                self.write_snapshot()
 
             def on_step(sim):
-                if sim.step_count == 1:
+                if sim.step_count == 1 or "first_step_s" not in stats:
                     stats["first_step_s"] = wallclock.perf_counter() - start
                 if sim.step_count % every == 0:
                     csv.write(sim.diagnostics_row())
                 bar.update(sim.t, sim.step_count)
+                if sim._checkpoint_due(clock):
+                    csv.flush()
+                    sim.write_checkpoint()
+                    clock["checkpoint"] = wallclock.perf_counter()
+                reason = stop.reason()
+                if reason:
+                    raise RunStopped(reason)
 
-            start = wallclock.perf_counter()
-            targets = _output_times(self.end_time, interval)
+            targets = [t for t in _output_times(self.end_time, output["interval"]) if t > self._last_snapshot_time]
             try:
                 for target in targets:
                     self.advance(target, max_steps, on_step)
@@ -238,6 +260,12 @@ class Simulation:
                         self.check_final()
                         self.write_snapshot()
                 self.check_final()
+            except RunStopped as stopped:
+                csv.flush()
+                saved = self.write_checkpoint()
+                self.write_snapshot()
+                raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}); "
+                                      f"continue with --restart {saved}") from None
             except SimulationError:
                 csv.flush()
                 raise
@@ -248,6 +276,95 @@ class Simulation:
         stats.update(steps=self.step_count, time=self.t, final=str(final))
         stats["cell_updates_per_s"] = cell_count * self.step_count / max(stats["wall_s"], 1e-12)
         return stats
+
+    # --- checkpoints --------------------------------------------------------------------------
+    def _identity(self) -> dict:
+        return {"model": self.model.name, "model_hash": checkpoint.file_hash(self.model.source_file),
+                "cells": list(self.cells), "lower": list(self.lower), "upper": list(self.upper),
+                "precision": self.precision}
+
+    def _checkpoint_due(self, clock) -> bool:
+        output = self.case["output"]
+        interval, wall = output["checkpoint_interval"], output["checkpoint_wall"]
+        due = False
+        if interval > 0:
+            due = math.floor(self.t / interval * (1 + 1e-12)) > math.floor((self.t - self.last_dt) / interval * (1 + 1e-12))
+        if wall > 0 and wallclock.perf_counter() - clock["checkpoint"] >= wall:
+            due = True
+        return due
+
+    def write_checkpoint(self) -> Path:
+        header = {**self._identity(), "time": self.t, "step": self.step_count, "last_dt": self.last_dt,
+                  "snapshot_index": getattr(self, "_snapshot_index", -1),
+                  "last_snapshot_time": self._last_snapshot_time,
+                  "fallbacks": self.solver.take_fallback_count(), "case": case_mod.dump_toml(self.case)}
+        self._pending_fallbacks = header["fallbacks"]
+        return checkpoint.write(self.out_dir, self.solver.U.to_numpy(), header)
+
+    def _load_checkpoint(self, path):
+        state, header = checkpoint.read(path)
+        checkpoint.check_compatible(header, self._identity(), path)
+        self.solver.U.from_numpy(state)
+        self.t, self.step_count, self.last_dt = header["time"], header["step"], header["last_dt"]
+        self._snapshot_index = header["snapshot_index"]
+        self._last_snapshot_time = header["last_snapshot_time"]
+        self._pending_fallbacks = header["fallbacks"]
+        self.series = PvdSeries(self.out_dir / "series.pvd", resume=True)
+        self.series.truncate_after(self._last_snapshot_time)
+        _truncate_diagnostics(self.out_dir / "diagnostics.csv", self.step_count)
+
+class RunInterrupted(SimulationError):
+    """The run stopped on request (signal, wall time) after writing a checkpoint."""
+
+
+class RunStopped(Exception):
+    """A signal or the wall-time limit asked the run to stop after the current step."""
+
+
+class StopFlag:
+    """Turns SIGINT/SIGTERM into a flag read between steps, and checks a wall-time limit."""
+
+    def __init__(self, max_wall_time: float, start: float):
+        self.max_wall_time, self.start, self._signal = max_wall_time, start, None
+
+    def __enter__(self):
+        self._previous = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: leave signals alone
+                pass
+        return self
+
+    def _handle(self, signum, frame):
+        self._signal = signal.Signals(signum).name
+
+    def reason(self):
+        if self._signal:
+            return self._signal
+        if self.max_wall_time and wallclock.perf_counter() - self.start >= self.max_wall_time:
+            return f"--max-wall-time ({self.max_wall_time:g} s)"
+        return None
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        return False
+
+
+def _truncate_diagnostics(path: Path, step: int):
+    """Drop rows after `step` (written by the run after its last checkpoint)."""
+    if not path.exists():
+        return
+    lines = path.read_text().splitlines(keepends=True)
+    if not lines:
+        return
+    header, rows = lines[0], lines[1:]
+    column = header.strip().split(",").index("step")
+    kept = [r for r in rows if r.strip() and int(r.split(",")[column]) <= step]
+    tmp = path.with_suffix(".csv.tmp")
+    tmp.write_text(header + "".join(kept))
+    os.replace(tmp, path)
 
 
 def _output_times(end: float, interval: float) -> list[float]:

@@ -177,7 +177,8 @@ def test_defaults_filled(tmp_path):
         "time": {"end": 0.2, "max_steps": 0},
         "boundary": {"x": ["outflow", "outflow"], "inflow": {}},
         "initial": {"background": {"rho": 1.0, "vel": [0.0, 0.0, 0.0], "p": 1.0}, "regions": [], "perturbations": []},
-        "output": {"interval": 0.0, "fields": [], "diagnostics_every": 1},
+        "output": {"interval": 0.0, "fields": [], "diagnostics_every": 1, "checkpoint_interval": 0.0,
+                   "checkpoint_wall": 0.0},
     }
 
 
