@@ -153,10 +153,24 @@ class Simulation:
             saved = self.write_snapshot() if self.out_dir else None
             message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
                         + (f" to {saved}" if saved else "")
-                        + ". Try a lower [scheme] cfl or a more diffusive scheme (plm, hll).")
+                        + ". " + self._advice())
         else:
             message += "; check [initial] in the case file"
         raise SimulationError(message)
+
+    def _advice(self) -> str:
+        """The likely fixes for a blow-up, given what the case already does."""
+        scheme = self.case["scheme"]
+        tips = [f"a lower [scheme] cfl (now {scheme['cfl']:g})"]
+        if not scheme["positivity_fallback"]:
+            tips.append("[scheme] positivity_fallback = true")
+        if scheme["reconstruction"] not in ("first_order", "plm") or scheme["riemann"] == "hllc":
+            tips.append("a more diffusive scheme (plm with minmod, hll)")
+        advice = "Try " + ", or ".join(tips) + "."
+        saved = sorted(self.out_dir.glob(checkpoint.PATTERN)) if self.out_dir else []
+        if saved:
+            advice += f" The last good checkpoint is {saved[-1]} (--restart it with the changed case)."
+        return advice
 
     def _fail_dt(self, dt, rate):
         raise SimulationError(f"time step collapsed at step {self.step_count} (t = {self.t:.9g}): dt = {dt!r} "
@@ -242,7 +256,7 @@ class Simulation:
                 if sim.step_count % every == 0:
                     csv.write(sim.diagnostics_row())
                 bar.update(sim.t, sim.step_count)
-                if sim._checkpoint_due(clock):
+                if sim._checkpoint_due(clock) and sim.solver.check_state()[1] is None:  # only good states
                     csv.flush()
                     sim.write_checkpoint()
                     clock["checkpoint"] = wallclock.perf_counter()

@@ -134,3 +134,17 @@ def test_max_wall_time_stops_with_a_checkpoint(tmp_path, capsys):
     assert run_sod(out, "grid.cells=[800]", extra=["--max-wall-time", "00:00:00.5"]) == 3
     assert "stopped by --max-wall-time" in capsys.readouterr().err
     assert checkpoint.newest_valid(out).exists()
+
+
+def test_blow_up_keeps_the_last_checkpoint_loadable_and_says_what_to_change(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = run_sod(out, "scheme.integrator='euler'", "scheme.cfl=1.0", "scheme.positivity_fallback=false",
+                   "output.checkpoint_interval=0.002", "grid.cells=[400]")
+    assert code == 2
+    message = capsys.readouterr().err
+    assert "inadmissible state after step" in message
+    assert "a lower [scheme] cfl (now 1)" in message and "positivity_fallback = true" in message
+    last = checkpoint.newest_valid(out)
+    assert f"The last good checkpoint is {last}" in message
+    state, header = checkpoint.read(last)
+    assert np.all(np.isfinite(state)) and header["time"] > 0
