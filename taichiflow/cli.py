@@ -47,6 +47,13 @@ def main(argv=None) -> int:
 
     sub.add_parser("models", help="list the shipped models")
 
+    check = sub.add_parser("check", help="check a model file: a consistency suite on random admissible states")
+    check.add_argument("model", help="model file (e.g. models/euler.py) or shipped model name")
+    check.add_argument("--samples", type=int, default=64, help="random admissible states to test (64)")
+    check.add_argument("--seed", type=int, default=0, help="random seed of the samples (0)")
+    check.add_argument("--params", nargs="+", default=[], metavar="KEY=VALUE",
+                       help="model parameters other than the defaults, e.g. --params gamma=1.67")
+
     view = sub.add_parser("view", help="look at a run's results with PyVista: a window, or pictures off-screen")
     view.add_argument("out_dir", help="output folder of a run (with series.pvd)")
     view.add_argument("--screenshot", metavar="PNG", help="write a picture of one snapshot instead of a window")
@@ -63,7 +70,7 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
     try:
-        return {"run": _run, "bench": _bench, "models": _models, "view": _view}[args.command](args)
+        return {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check}[args.command](args)
     except (CaseError, ValueError, RuntimeError) as err:
         print(f"taichiflow: error: {err}", file=sys.stderr)
         return 1
@@ -155,6 +162,11 @@ def _models(args) -> int:
         doc = path.read_text().split('"""')[1].strip() if '"""' in path.read_text() else ""
         print(f"{path.stem:>16}  {doc.splitlines()[0] if doc else ''}")
     return 0
+
+
+def _check(args) -> int:
+    from .checker import check_command
+    return check_command(args)
 
 
 if __name__ == "__main__":
