@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .io import fsync_dir
+
 KEEP = 2
 PATTERN = "checkpoint_*.npz"
 
@@ -56,23 +58,10 @@ def write(out_dir: Path, state: np.ndarray, header: dict) -> Path:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(out_dir)
+    fsync_dir(out_dir)
     for old in sorted(out_dir.glob(PATTERN))[:-KEEP]:
         old.unlink()
     return path
-
-
-def _fsync_dir(folder: Path):
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def read(path) -> tuple[np.ndarray, dict]:

@@ -101,11 +101,11 @@ class _AtomicWriter:
             if os.path.exists(self.tmp):
                 os.unlink(self.tmp)
             raise
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
         return False
 
 
-def _fsync_dir(d):
+def fsync_dir(d):
     """Persist the rename itself (best effort; not all filesystems allow it)."""
     try:
         fd = os.open(d, os.O_RDONLY)
