@@ -25,7 +25,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "suggest",
-           "validate_state", "validate_states"]
+           "validate_state"]
 
 AXES = ("x", "y", "z")
 SIDES = ("lower", "upper")
@@ -690,22 +690,6 @@ def _state_value(value, size, where):
     if vector is None:
         raise CaseError(f"{where}: expected a list of 1 to 3 numbers, got {show(value)}")
     return vector + [0.0] * (3 - len(vector))
-
-
-def validate_states(case: dict, primitive_layout) -> dict:
-    """A copy of a loaded case with every state (background, regions, inflow faces) passed
-    through validate_state: the model-dependent half of validation, in one call."""
-    file = case.get("_source", "<case>")
-    case = copy.deepcopy(case)
-    initial, inflow = case["initial"], case["boundary"]["inflow"]
-    initial["background"] = validate_state(initial["background"], primitive_layout,
-                                           f"{file}: [initial] background")
-    for i, region in enumerate(initial["regions"]):
-        region["state"] = validate_state(region["state"], primitive_layout,
-                                         f"{file}: [initial] regions.{i}.state", partial=True)
-    for face, state in inflow.items():
-        inflow[face] = validate_state(state, primitive_layout, f"{file}: [boundary] inflow.{face}")
-    return case
 
 
 # --- writing -------------------------------------------------------------------------------

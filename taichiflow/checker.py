@@ -71,14 +71,8 @@ def draw_candidates(model, count: int, rng) -> np.ndarray:
 
 def describe(layout, w) -> str:
     """A primitive state by name, e.g. rho=1.2, vel=(0.1, -0.3, 0.2), p=0.8."""
-    parts = []
-    for name in layout.names:
-        off = layout.offsets[name]
-        if layout.sizes[name] == 1:
-            parts.append(f"{name}={w[off]:.6g}")
-        else:
-            parts.append(f"{name}=({', '.join(f'{v:.6g}' for v in w[off:off + 3])})")
-    return ", ".join(parts)
+    return ", ".join(f"{name}=({', '.join(f'{x:.6g}' for x in v)})" if isinstance(v, list) else f"{name}={v:.6g}"
+                     for name, v in layout.split(w).items())
 
 
 def _finite(err: np.ndarray) -> np.ndarray:

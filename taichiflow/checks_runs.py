@@ -47,14 +47,7 @@ background = {state}
 
 def _toml_state(layout, w) -> str:
     """A primitive state as a TOML inline table, floats written to round-trip exactly."""
-    items = []
-    for name in layout.names:
-        off = layout.offsets[name]
-        if layout.sizes[name] == 1:
-            items.append(f"{name} = {float(w[off])!r}")
-        else:
-            items.append(f"{name} = [{', '.join(repr(float(v)) for v in w[off:off + 3])}]")
-    return "{ " + ", ".join(items) + " }"
+    return "{ " + ", ".join(f"{name} = {value!r}" for name, value in layout.split(w).items()) + " }"
 
 
 def build_simulation(model_path, params: dict, layout, state, recon: str, riemann: str):

@@ -48,6 +48,11 @@ class Layout:
                 labels += [f"{name}_{axis}" for axis in AXES]
         return labels
 
+    def split(self, flat) -> dict:
+        """Named values of a flat host (numpy) vector: floats, and lists for 3-vectors."""
+        return {name: float(flat[off]) if self.sizes[name] == 1 else [float(v) for v in flat[off:off + 3]]
+                for name, off in self.offsets.items()}
+
     def index(self, name: str, axis: int = 0) -> int:
         return self.offsets[name] + (axis if self.sizes[name] == 3 else 0)
 

@@ -212,8 +212,6 @@ def make_weno5(weights):
     return weno5
 
 
-weno5_js = make_weno5(_js_weights(1e-6))  # face value with the default epsilon
-weno5_face_states = _upwind_pair(weno5_js, 3)
 
 
 # --- MUSCL-Hancock --------------------------------------------------------------------------
