@@ -18,8 +18,9 @@ model = Model(
     "two_phase",
     conserved={"rho": 1, "mom": 3, "E": 1, "Gamma": 1, "Pi": 1},
     primitive={"rho": 1, "vel": 3, "p": 1, "Gamma": 1, "Pi": 1},
-    # The two materials whose Gamma values define the gas volume fraction alpha.
-    params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0},
+    # The two materials whose Gamma, Pi values bound the mixture (gas volume fraction alpha);
+    # p_floor: the least p + pc a cell may reach (the shipped cases' units: GPa, i.e. 1 kPa).
+    params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0, "p_floor": 1.0e-6},
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "Gamma"),
     advected=("Gamma", "Pi"),
@@ -86,11 +87,26 @@ def gas_fraction(W, gamma_liquid, gamma_gas):
 
 
 @model.admissible
-def admissible(W, gamma_liquid, gamma_gas):
-    """c^2 > 0 (p + pc > 0) and the volume fraction in [0, 1], within 5% for the overshoots
-    of high-order schemes at interfaces and symmetry corners (harmless; c^2 < 0 is not)."""
+def admissible(W, gamma_liquid, gamma_gas, p_floor):
+    """c^2 > 0 with a margin (p + pc above half the floor) and the volume fraction in [0, 1],
+    within 5% for the overshoots of high-order schemes at interfaces and symmetry corners."""
     alpha = gas_fraction(W, gamma_liquid, gamma_gas)
-    return ((W.Gamma + 1.0) * W.p + W.Pi > 0.0) & (alpha > -0.05) & (alpha < 1.05)
+    return ((W.Gamma + 1.0) * W.p + W.Pi > 0.5 * p_floor * (W.Gamma + 1.0)) & (alpha > -0.05) & (alpha < 1.05)
+
+
+@model.repair
+def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor):
+    """Floors for cells the scheme pushed out of the model (counted as `repairs`): Gamma and
+    Pi clipped to the two materials' values (alpha in [0, 1]), then p + pc >= p_floor by
+    raising E: a gas-rich mixture in a violent rebound would otherwise reach the tension
+    -pc that its small liquid fraction allows, where c^2 -> 0. Mass and momentum are kept."""
+    gamma_l, gamma_g = 1.0 / (gamma_liquid - 1.0), 1.0 / (gamma_gas - 1.0)
+    pi_l, pi_g = gamma_liquid * pc_liquid / (gamma_liquid - 1.0), gamma_gas * pc_gas / (gamma_gas - 1.0)
+    Gamma = ti.min(ti.max(U.Gamma, ti.min(gamma_l, gamma_g)), ti.max(gamma_l, gamma_g))
+    Pi = ti.min(ti.max(U.Pi, ti.min(pi_l, pi_g)), ti.max(pi_l, pi_g))
+    kinetic = 0.5 * U.mom.dot(U.mom) / U.rho
+    p = ti.max((U.E - kinetic - Pi) / Gamma, p_floor - Pi / (Gamma + 1.0))
+    return model.U(rho=U.rho, mom=U.mom, E=Gamma * p + Pi + kinetic, Gamma=Gamma, Pi=Pi)
 
 
 @model.derive("alpha", reduce="sum")       # gas volume fraction; its sum is the gas volume

@@ -16,6 +16,7 @@ import taichi as ti
 
 from .case import load_case
 from .numerics.integrators import INTEGRATORS
+from .model import load_model
 from .simulation import Simulation
 
 CASE = """
@@ -40,8 +41,20 @@ end = 1.0
 [boundary]
 {boundary}
 [initial]
-background = {{ rho = 1.0, vel = [0.0, 0.0, 0.0], p = 1.0 }}
+background = {background}
 """
+
+# The workloads of the GPU-speed targets (docs/performance.md): `taichiflow bench --sweep`.
+SWEEP = [
+    {"model": "euler", "reconstruction": "weno5", "riemann": "hllc", "integrator": "lsrk3", "precision": "f32",
+     "target": 3.0e9},
+    {"model": "euler", "reconstruction": "weno5", "riemann": "hllc", "integrator": "lsrk3", "precision": "f64",
+     "target": 1.2e9},
+    {"model": "two_phase", "reconstruction": "weno5", "riemann": "hllc", "integrator": "lsrk3", "precision": "f32",
+     "target": 2.0e9},
+    {"model": "euler", "reconstruction": "plm", "riemann": "hll", "integrator": "ssprk2", "precision": "f32",
+     "target": 5.0e9},
+]
 
 
 def smooth_wave(sim) -> np.ndarray:
@@ -62,10 +75,18 @@ def smooth_wave(sim) -> np.ndarray:
     return w
 
 
+def _background(model: str) -> str:
+    """An inline TOML state naming every primitive variable (smooth_wave then sets them)."""
+    layout = load_model(model).primitive
+    values = [f"{name} = {'[0.0, 0.0, 0.0]' if layout.sizes[name] == 3 else '1.0'}" for name in layout.names]
+    return "{ " + ", ".join(values) + " }"
+
+
 def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
                   cells=128, dim=3, precision="f32", arch="auto", steps=20, repeats=5, overrides=()) -> dict:
     grid = [cells] * dim
     text = CASE.format(model=model, arch=arch, precision=precision, cells=grid, upper=[1.0] * dim,
+                       background=_background(model),
                        reconstruction=reconstruction, limiter=limiter, riemann=riemann, integrator=integrator,
                        boundary="\n".join(f'{"xyz"[d]} = "periodic"' for d in range(dim)))
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,6 +124,16 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
         "modelled_bytes_per_cell_step": traffic,
         "modelled_bandwidth_GBps": traffic * rate / 1e9,
     }
+
+
+def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=()) -> list[dict]:
+    """Every workload of SWEEP, each with its target; one Taichi start per workload."""
+    results = []
+    for work in SWEEP:
+        settings = {k: v for k, v in work.items() if k != "target"}
+        result = run_benchmark(**settings, cells=cells, arch=arch, steps=steps, repeats=repeats, overrides=overrides)
+        results.append({**result, "target": work["target"]})
+    return results
 
 
 def _resident_bytes(solver) -> int:

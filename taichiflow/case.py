@@ -505,6 +505,11 @@ PERTURBATIONS = {
 }
 
 # Section order matters: [grid] fixes the dimension used by [boundary] and [initial].
+RECONSTRUCTIONS = Choice("first_order", "plm", "weno3", "weno5", "weno5z", "muscl_hancock")
+LIMITERS = Choice("minmod", "generalized_minmod", "mc", "van_leer", "superbee", "minbee")
+RIEMANN = Choice("rusanov", "hll", "hllc", "force", "musta")
+WAVE_SPEEDS = Choice("davis", "einfeldt")
+
 SCHEMA = Table({
     "case": Key(Table({
         "name": Key(Str(), lambda ctx: ctx.stem),
@@ -526,17 +531,25 @@ SCHEMA = Table({
         "upper": Key(GridVector()),
     }, post=_check_grid), {}),
     "scheme": Key(Table({
-        "reconstruction": Key(Choice("first_order", "plm", "weno3", "weno5", "weno5z", "muscl_hancock"), "weno5"),
-        "limiter": Key(Choice("minmod", "generalized_minmod", "mc", "van_leer", "superbee", "minbee"), "mc"),
+        "reconstruction": Key(RECONSTRUCTIONS, "weno5"),
+        "limiter": Key(LIMITERS, "mc"),
         "theta": Key(Float(ge=1, le=2), 1.5),
         "weno_epsilon": Key(Float(gt=0), 1e-6),
         "variables": Key(Choice("primitive", "conserved", "characteristic"), "primitive"),
-        "riemann": Key(Choice("rusanov", "hll", "hllc", "force", "musta"), "hllc"),
-        "wave_speeds": Key(Choice("davis", "einfeldt"), "davis"),
+        "riemann": Key(RIEMANN, "hllc"),
+        "wave_speeds": Key(WAVE_SPEEDS, "davis"),
         "musta_stages": Key(Int(ge=1), 3),
         "positivity_fallback": Key(Choice(True, False), True),
         "integrator": Key(Choice("lsrk3", "ssprk2", "ssprk3", "euler"), "lsrk3"),
         "cfl": Key(Float(gt=0, le=1), 0.4),
+        # A step that leaves an inadmissible cell is redone once with these scheme keys
+        # (empty: no retry, the run stops). A posteriori order reduction, as in MOOD.
+        "retry": Key(Table({
+            "reconstruction": Key(RECONSTRUCTIONS, OMIT),
+            "limiter": Key(LIMITERS, OMIT),
+            "riemann": Key(RIEMANN, OMIT),
+            "wave_speeds": Key(WAVE_SPEEDS, OMIT),
+        }), {}),
     }), {}),
     "time": Key(Table({
         "end": Key(Float(gt=0)),

@@ -43,7 +43,10 @@ def main(argv=None) -> int:
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override a key of the benchmark case, e.g. --set scheme.positivity_fallback=false")
-    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument("--json", action="store_true", help="print one JSON object (per line with --sweep)")
+    bench.add_argument("--sweep", action="store_true",
+                       help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
+                            "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32) at --cells, with a table")
 
     sub.add_parser("models", help="list the shipped models")
 
@@ -137,8 +140,23 @@ def _seconds(text) -> float:
 
 
 def _bench(args) -> int:
-    from .bench import run_benchmark
+    from .bench import run_benchmark, run_sweep
 
+    if args.sweep:
+        results = run_sweep(cells=args.cells, arch=args.arch, steps=args.steps, repeats=args.repeats,
+                            overrides=args.set)
+        if args.json:
+            for result in results:
+                print(json.dumps(result))
+            return 0
+        print(f"{results[0]['device']}, {results[0]['grid']} cells, medians of {args.repeats} x {args.steps} steps")
+        print(f"{'model':>10} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
+              f"{'B/cell':>7} {'GB/s (model)':>12} {'first step s':>12}")
+        for r in results:
+            print(f"{r['model']:>10} {r['scheme']:>24} {r['precision']:>4} {r['cell_updates_per_s']:>15.3e} "
+                  f"{r['target']:>8.1e} {r['resident_bytes_per_cell']:>7.0f} {r['modelled_bandwidth_GBps']:>12.0f} "
+                  f"{r['first_step_s']:>12.2f}")
+        return 0
     result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
                            riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
                            precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,

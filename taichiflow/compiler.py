@@ -107,13 +107,14 @@ class Solver:
         self.globals = ti.Vector.field(n_globals, ti.f64, shape=())      # values the model reads
         self.global_keys = ti.Vector.field(n_globals, ti.i64, shape=())  # their max reduction
         self.phys = Physics(model, params, dtype, self.globals)
-        self.recon = make_reconstruction(scheme, self.phys)
-        # FORCE-type fluxes scale dt/dx by the dimension (seed 000's alpha): the grid's property.
-        self.riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
-        self.variables = make_variables(scheme.get("variables", "primitive"), self.phys)
+        self.recon, self.riemann, self.variables = self._face_scheme(scheme)
+        # [scheme] retry: the more robust scheme a step is redone with when it left a bad cell.
+        retry = scheme.get("retry") or {}
+        self.retry_scheme = self._face_scheme({**scheme, **retry}) if retry else None
         self.fallback = bool(scheme.get("positivity_fallback", True))
         self.boundaries = boundaries          # per axis: (lower kind, upper kind)
-        nU, nW, g = self.phys.U.n, self.phys.W.n, self.recon.ghost
+        nU, nW = self.phys.U.n, self.phys.W.n
+        g = max(self.recon.ghost, self.retry_scheme[0].ghost if retry else 0)
         self.ghost = g
 
         # Structure of arrays: each component is its own array, so neighbouring threads read
@@ -134,6 +135,7 @@ class Solver:
         # GPUs, where float atomic min/max are compare-and-swap loops (measured 50x slower).
         self.max_rate = ti.field(ti.i64, shape=())
         self.bad_cell = ti.field(ti.i64, shape=())
+        self.repairs = ti.field(ti.i64, shape=())     # cells the model's repair() changed
         # Fallbacks are counted per face, not with an atomic: an atomic counter in the face
         # kernel made it 2-5x slower on an H200 even where it never fired. Faces are owned by
         # one thread per axis, so plain increments are race-free; the sum is taken on demand.
@@ -149,11 +151,18 @@ class Solver:
         self.derived_field = None
         self._build()
 
+    def _face_scheme(self, scheme):
+        """(reconstruction, Riemann solver, reconstructed variables) of a [scheme] table."""
+        recon = make_reconstruction(scheme, self.phys)
+        # FORCE-type fluxes scale dt/dx by the dimension (seed 000's alpha): the grid's property.
+        riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
+        return recon, riemann, make_variables(scheme.get("variables", "primitive"), self.phys)
+
     # ------------------------------------------------------------------------------------
     def _build(self):
-        phys, dim, cells, dx, g = self.phys, self.dim, self.cells, self.dx, self.ghost
+        phys, dim, cells, dx = self.phys, self.dim, self.cells, self.dx
         U, U0, R, W, F = self.U, self.U0, self.R, self.W, self.F
-        recon, riemann, variables, fallback = self.recon, self.riemann, self.variables, self.fallback
+        fallback = self.fallback
         fallbacks = self.fallbacks
         nU = phys.U.n
         to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
@@ -171,10 +180,24 @@ class Solver:
                 rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * inv_dx[d])
             return rate
 
+        repairs = "repair" in self.model.functions
+
+        @ti.func
+        def repaired_primitive(I):
+            """W of cell I, after the model's repair() of U where W is inadmissible."""
+            w = phys.prim(U[I])
+            if ti.static(repairs):
+                if not phys.admissible(w):
+                    u = phys.repair(U[I], w)
+                    U[I] = u
+                    w = phys.prim(u)
+                    ti.atomic_add(self.repairs[None], ti.cast(1, ti.i64))
+            return w
+
         @ti.kernel
         def primitives():
             for I in ti.grouped(U):
-                W[I] = phys.prim(U[I])
+                W[I] = repaired_primitive(I)
 
         # The checking variant reduces in registers along chunks of x before one atomic per
         # chunk: one atomic per cell on a single address serialised the GPU (14 ms at 256^3).
@@ -189,7 +212,7 @@ class Solver:
                 keys = ti.Vector([_int64_min() for _ in ti.static(model_globals)] or [0], ti.i64)
                 for i in range(component(C, 0) * chunk, ti.min(component(C, 0) * chunk + chunk, cells[0])):
                     I = _with_axis0(C, i, dim)
-                    w = phys.prim(U[I])
+                    w = repaired_primitive(I)
                     W[I] = w
                     rate = ti.max(rate, max_rate(w))
                     if not phys.admissible(w):
@@ -212,8 +235,9 @@ class Solver:
         self._decode_globals = decode_globals
         self._fill_ghosts = self._build_boundaries()
 
-        def make_face_flux(axis):
+        def make_face_flux(axis, recon, riemann, variables):
             ranges = [(0, cells[d] + 1) if d == axis else (0, cells[d]) for d in range(dim)]
+            g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
 
             @ti.kernel
             def face_flux(dt: float):
@@ -239,7 +263,8 @@ class Solver:
             unit = phys.n_flux - 1
 
             @ti.kernel
-            def update(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, use_u0: ti.template()):
+            def update(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, use_u0: ti.template(),
+                       read_r: ti.template()):
                 for I in ti.grouped(U):
                     f_lo = F[I]
                     f_hi = F[_shift(I, axis, 1, dim)]
@@ -247,7 +272,9 @@ class Solver:
                     rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
                     for k in ti.static(advected):
                         rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
-                    r = keep * R[I] + dt * rhs
+                    r = dt * rhs
+                    if ti.static(read_r):  # a stage that starts the register (keep = 0) never reads
+                        r += keep * R[I]    # it: no traffic, and no NaN of a failed step kept as 0 * NaN
                     if ti.static(last):
                         if ti.static("source" in self.model.functions):
                             w = W[I]
@@ -260,7 +287,9 @@ class Solver:
 
             return update
 
-        self._face_flux = [make_face_flux(d) for d in range(dim)]
+        self._face_flux = [make_face_flux(d, self.recon, self.riemann, self.variables) for d in range(dim)]
+        if self.retry_scheme:
+            self._retry_face_flux = [make_face_flux(d, *self.retry_scheme) for d in range(dim)]
         self._update = [make_update(d, d == dim - 1) for d in range(dim)]
 
         @ti.kernel
@@ -385,8 +414,10 @@ class Solver:
         bad = int(self.bad_cell[None])
         return float(from_ordered_bits(self.max_rate[None])), (None if bad == NO_BAD_CELL else bad)
 
-    def step(self, dt: float, t: float, stages):
-        """One time step; `check_state` must have run on the current U."""
+    def step(self, dt: float, t: float, stages, retry: bool = False):
+        """One time step; `check_state` must have run on the current U. retry: with the
+        [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
+        face_flux = self._retry_face_flux if retry else self._face_flux
         self._save_state()
         for s, stage in enumerate(stages):
             if s > 0:
@@ -395,8 +426,8 @@ class Solver:
             t_stage = t + stage.time * dt
             for d in range(self.dim):
                 keep = stage.a if d == 0 else 1.0
-                self._face_flux[d](dt)
-                self._update[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, stage.c0 != 0.0)
+                face_flux[d](dt)
+                self._update[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, stage.c0 != 0.0, keep != 0.0)
 
     def restore_last_good(self):
         self._restore_state()
@@ -433,6 +464,12 @@ class Solver:
                    for r, (name, how) in enumerate(self.reduced)}
         return (self.totals.to_numpy() * volume, from_ordered_bits(self.w_min.to_numpy()),
                 from_ordered_bits(self.w_max.to_numpy()), derived)
+
+    def take_repair_count(self) -> int:
+        """Cells changed by the model's repair() since the last call."""
+        count = int(self.repairs[None])
+        self.repairs[None] = 0
+        return count
 
     def take_fallback_count(self) -> int:
         """Face states replaced by first-order values since the last call."""

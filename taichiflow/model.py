@@ -28,6 +28,7 @@ ROLES = {
     "hllc_star": ("W", "U", "s", "s_star"),
     "source": ("U", "W", "x", "t"),
     "admissible": ("W",),
+    "repair": ("U", "W"),           # optional: U moved back into the admissible set (floors)
     "roe_speeds": ("WL", "WR"),     # optional: Einfeldt speeds (wave_speeds = "einfeldt")
     "eigenvectors": ("W",),         # optional: (L, R) of the primitive Jacobian, L R = I
 }

@@ -110,6 +110,10 @@ class Physics:
             return extend(star, self.U.n, chi)
         return star
 
+    def repair(self, u, w):
+        """The model's repaired conserved state for an inadmissible (u, w)."""
+        return self.U.flatten(self._call("repair", self.U.view(u), self.W.view(w)), "repair()")
+
     def source(self, u, w, x, t):
         return self.U.flatten(self._call("source", self.U.view(u), self.W.view(w), x, t), "source()")
 

@@ -87,6 +87,7 @@ class Simulation:
                              self._boundary_kinds(), inflow, self.dtype)
         self.set_primitive(self._initial_state(initial, where))
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
+        self.retries = 0          # steps redone with the [scheme] retry fluxes, since the last row
         self.out_dir = Path(out_dir) if out_dir else None
 
     # --- set-up helpers ---------------------------------------------------------------------
@@ -111,20 +112,32 @@ class Simulation:
         return self.case["time"]["end"]
 
     def advance(self, t_target: float, max_steps: int = 0, on_step=None):
-        """Integrate until t_target (or max_steps); checks every state before stepping."""
+        """Integrate until t_target (or max_steps). Every new state is checked before it
+        counts: a bad one is redone with the [scheme] retry fluxes if the case has them, and
+        stops the run (with the last good state written) if it is still bad."""
         solver, cfl = self.solver, self.case["scheme"]["cfl"]
+        rate, bad = solver.check_state()
+        if bad is not None:
+            self._fail(bad)
         while self.t < t_target * (1 - 1e-14) and not (max_steps and self.step_count >= max_steps):
-            rate, bad = solver.check_state()
-            if bad is not None:
-                self._fail(bad)
             dt = cfl / rate if rate > 0 else math.inf
             dt = min(dt, t_target - self.t)
             if not math.isfinite(dt) or dt <= 1e-14 * max(self.end_time, 1e-300):
                 self._fail_dt(dt, rate)
             solver.step(dt, self.t, self.stages)
+            next_rate, bad = solver.check_state()
+            if bad is not None and solver.retry_scheme:
+                solver.restore_last_good()
+                solver.check_state()            # W and model globals of the state before the step
+                solver.step(dt, self.t, self.stages, retry=True)
+                next_rate, bad = solver.check_state()
+                self.retries += 1
+            rate = next_rate
             self.t = self.t + dt if dt < t_target - self.t else t_target
             self.step_count += 1
             self.last_dt = dt
+            if bad is not None:
+                self._fail(bad)
             if on_step:
                 on_step(self)
 
@@ -202,7 +215,7 @@ class Simulation:
         return path
 
     def diagnostics_columns(self) -> list[str]:
-        cols = ["time", "step", "dt", "fallbacks"]
+        cols = ["time", "step", "dt", "fallbacks", "retries", "repairs"]
         cols += [f"total_{c}" for c in self.model.conserved.component_names()]
         for c in self.model.primitive.component_names():
             cols += [f"min_{c}", f"max_{c}"]
@@ -215,7 +228,8 @@ class Simulation:
         totals, w_min, w_max, derived = self.solver.reductions()
         fallbacks = self.solver.take_fallback_count() + getattr(self, "_pending_fallbacks", 0)
         self._pending_fallbacks = 0
-        row = [self.t, self.step_count, self.last_dt, fallbacks]
+        row = [self.t, self.step_count, self.last_dt, fallbacks, self.retries, self.solver.take_repair_count()]
+        self.retries = 0
         row += [float(x) for x in totals]
         for lo, hi in zip(w_min, w_max):
             row += [float(lo), float(hi)]

@@ -74,3 +74,17 @@ def test_bad_case_key_is_reported_without_traceback(tmp_path, capsys):
     assert code != 0
     err = capsys.readouterr().err
     assert "riemann" in err and "did you mean 'hllc'" in err and "Traceback" not in err
+
+
+def test_bench_sweep_runs_every_target_workload(capsys, arch):
+    """`taichiflow bench --sweep --json`: one line per workload of the speed targets (no timing
+    is asserted: benchmarks report numbers, tests check what was measured)."""
+    import json
+    assert main(["bench", "--sweep", "--cells", "8", "--steps", "2", "--repeats", "1", "--arch", arch, "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [(r["model"], r["scheme"], r["precision"], r["target"]) for r in rows] == [
+        ("euler", "weno5+hllc+lsrk3", "f32", 3.0e9), ("euler", "weno5+hllc+lsrk3", "f64", 1.2e9),
+        ("two_phase", "weno5+hllc+lsrk3", "f32", 2.0e9), ("euler", "plm-mc+hll+ssprk2", "f32", 5.0e9)]
+    for r in rows:
+        assert r["grid"] == "8x8x8" and r["cell_updates_per_s"] > 0 and r["steps"] == 2
+        assert r["resident_bytes_per_cell"] > (40 if r["precision"] == "f32" else 80)

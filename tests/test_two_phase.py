@@ -21,11 +21,12 @@ def tube_errors(cells, arch):
 
 
 def test_gas_water_shock_tube_against_the_exact_stiffened_gas_solution(arch):
-    """Relative L1 errors of rho, u, p; measured at 400 cells: 3.44e-3, 7.87e-3, 1.35e-3
-    (200 cells: 6.46e-3, 1.58e-2, 2.70e-3; 800: 2.00e-3, 4.05e-3, 6.8e-4); bounds +~20%."""
+    """Relative L1 errors of rho, u, p (WENO5-Z + HLLC + LSRK3); measured at 400 cells:
+    3.14e-3, 7.53e-3, 1.24e-3 (200 cells: 6.09e-3, 1.52e-2, 2.47e-3; 800: 1.92e-3, 3.94e-3,
+    6.3e-4); bounds +~20%."""
     coarse, fine = tube_errors(200, arch), tube_errors(400, arch)
     assert np.all(fine < coarse)
-    assert np.all(fine < [4.2e-3, 9.5e-3, 1.65e-3]), fine
+    assert np.all(fine < [3.8e-3, 9.0e-3, 1.5e-3]), fine
 
 
 ADVECTION = """
@@ -39,9 +40,10 @@ air = {{ gamma = 1.4, pc = 0.0 }}
 cells = {cells}
 upper = {upper}
 [scheme]
-reconstruction = "weno5"
+reconstruction = "weno5z"
 riemann = "{riemann}"
 wave_speeds = "einfeldt"
+weno_epsilon = 1.0e-40
 [time]
 end = 100.0
 [boundary]
@@ -54,33 +56,50 @@ state = {{ material = "air", rho = 0.001 }}
 """
 
 
-@pytest.mark.parametrize("dim,region", [
-    (1, 'shape = "box"\nlower = [0.3]\nupper = [0.6]'),
-    (2, 'shape = "sphere"\ncenter = [0.5, 0.5]\nradius = 0.25\nsmoothing = 0.03'),
-])
-def test_interface_in_uniform_flow_keeps_pressure_and_velocity_uniform(tmp_path, dim, region, arch):
-    """Water | air (density ratio 1000) advected 200 steps. With WENO5 + HLL(Einfeldt) p and
-    u stay uniform to round-off (measured 2e-11). Known open problem (issue #4 note): with
-    HLLC and a compressive reconstruction (WENO5, PLM-MC) round-off at the interface grows
-    (to 1e-2..1 after 300 steps at 64 cells); first-order, PLM-minmod and MUSCL-Hancock
-    with minmod keep it at 1e-11 with HLLC too."""
+def advected_interface(tmp_path, dim, region, riemann, precision, arch, steps=200):
+    """Water | air (density ratio 1000) in uniform p and u, periodic, after `steps` steps:
+    (max relative deviation of p, of each velocity component), with both phases present."""
     vel = [0.05, 0.03, 0.0][:max(dim, 1)] + [0.0] * (3 - max(dim, 1))
     text = ADVECTION.format(cells=[64] * dim if dim > 1 else [100], upper=[1.0] * dim, vel=vel, region=region,
-                            riemann="hll",
-                            boundary="\n".join(f'{"xyz"[d]} = "periodic"' for d in range(dim)))
-    sim = Simulation(precise(case_from_text(tmp_path, text), arch))
-    sim.advance(100.0, max_steps=200)
+                            riemann=riemann, boundary="\n".join(f'{"xyz"[d]} = "periodic"' for d in range(dim)))
+    case = precise(case_from_text(tmp_path, text), arch, precision)
+    case["run"]["fast_math"] = precision == "f32"    # as f32 production runs
+    sim = Simulation(case)
+    sim.advance(100.0, max_steps=steps)
     sim.case["output"]["fields"] = ["vel", "p", "alpha"]
     fields = sim.fields()
     assert fields["alpha"].max() > 0.99 and fields["alpha"].min() < 0.01   # both phases present
-    assert np.abs(fields["p"] / 1e-4 - 1.0).max() <= 1e-10
-    for d in range(3):
-        assert np.abs(fields["vel"][..., d] - vel[d]).max() <= 1e-10 * max(abs(vel[d]), 0.05)
+    du = [np.abs(fields["vel"][..., d] - vel[d]).max() / max(abs(vel[d]), 0.05) for d in range(3)]
+    return np.abs(fields["p"] / 1e-4 - 1.0).max(), max(du)
+
+
+INTERFACES = [(1, 'shape = "box"\nlower = [0.3]\nupper = [0.6]'),
+              (2, 'shape = "sphere"\ncenter = [0.5, 0.5]\nradius = 0.25\nsmoothing = 0.03')]
+
+
+@pytest.mark.parametrize("riemann", ["hllc", "hll"])
+@pytest.mark.parametrize("dim,region", INTERFACES)
+def test_interface_in_uniform_flow_keeps_pressure_and_velocity_uniform(tmp_path, dim, region, riemann, arch):
+    """f64, 200 steps at CFL 0.4: p and u stay uniform to round-off (measured ~2e-11). With
+    weno_epsilon = 1e-6 instead of 1e-40, HLLC grows round-off at the 1D interface 30-fold
+    per step (docs/numerics.md: a stiff mode of the linear-weight scheme)."""
+    dp, du = advected_interface(tmp_path, dim, region, riemann, "f64", arch)
+    assert dp <= 1e-10 and du <= 1e-10
+
+
+@pytest.mark.parametrize("dim,region", INTERFACES[:1])
+def test_interface_advection_in_f32_stays_at_f32_round_off(tmp_path, dim, region, arch):
+    """f32 with fast math: p = (E - Pi - rho u^2/2)/Gamma loses digits in water (Pi = 0.48,
+    Gamma p = 2e-5), so p carries ~3e-4 relative noise; measured max 7e-3 after 400 steps and
+    u within 4e-6 relative. The case's weno_epsilon = 1e-40 is raised to 1e-15 in f32
+    (taken literally it flushes to zero and the weights of uniform data are inf/inf)."""
+    dp, du = advected_interface(tmp_path, dim, region, "hllc", "f32", arch, steps=400)
+    assert dp < 2e-2 and du < 1e-4
 
 
 def test_two_phase_conserves_mass_momentum_energy_with_periodic_boundaries(tmp_path, arch):
-    text = ADVECTION.format(cells=[24, 20], upper=[1.0, 1.0], vel=[0.2, -0.1, 0.0], riemann="hll",
-                            region='shape = "sphere"\ncenter = [0.5, 0.5]\nradius = 0.2',
+    text = ADVECTION.format(cells=[24, 20], upper=[1.0, 1.0], vel=[0.2, -0.1, 0.0], riemann="hllc",
+                            region='shape = "sphere"\ncenter = [0.5, 0.5]\nradius = 0.2\nsmoothing = 0.05',
                             boundary='x = "periodic"\ny = "periodic"').replace("rho = 0.001 }", "rho = 0.01, p = 5.0e-4 }")
     sim = Simulation(precise(case_from_text(tmp_path, text), arch))
     before = sim.solver.reductions()[0]

@@ -259,10 +259,19 @@ def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
 
 
 # --- the factory ----------------------------------------------------------------------------
+def weno_epsilon(scheme: dict, dtype=None) -> float:
+    """The case's WENO epsilon, raised where the precision needs it: on uniform data
+    (beta = 0) the weights are d/eps^2 (JS) or d (tau/eps)^2 (Z), which must stay finite
+    and normal, or they turn into inf/inf. f32 floors eps at 1e-15 (1/eps^2 = 1e30, below
+    the f32 maximum 3e38 with room for the numerators), f64 at 1e-100."""
+    eps = float(scheme.get("weno_epsilon", 1e-6))
+    return max(eps, 1e-15 if dtype == ti.f32 else 1e-100)
+
+
 def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
     """The reconstruction a case's [scheme] asks for; phys serves time predictors."""
     name, limiter_name = scheme["reconstruction"], scheme.get("limiter", "mc")
-    eps = scheme.get("weno_epsilon", 1e-6)
+    eps = weno_epsilon(scheme, phys.dtype if phys is not None else None)
     if name == "first_order":
         return Reconstruction(name, 1, first_order)
     if name == "plm":
