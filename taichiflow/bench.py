@@ -57,22 +57,29 @@ SWEEP = [
 ]
 
 
-def smooth_wave(sim) -> np.ndarray:
-    """A smooth periodic primitive state: density and velocity waves on every axis."""
-    layout = sim.model.primitive
-    dim = len(sim.cells)
-    axes = [(np.arange(n) + 0.5) / n for n in sim.cells]
-    X = np.meshgrid(*axes, indexing="ij")
-    w = np.zeros(tuple(sim.cells) + (layout.n,))
-    phase = sum(2 * np.pi * X[d] for d in range(dim))
+def set_smooth_wave(solver, layout):
+    """A smooth periodic primitive state, density and velocity waves on every axis, set on
+    the device (a 1024^3 state built with numpy would take tens of GB of host memory)."""
+    W, dim, cells = solver.W, solver.dim, solver.cells
+    components = []  # (index in W, -1 for a scalar or the vector component)
     for name in layout.names:
-        off = layout.offsets[name]
-        if layout.sizes[name] == 1:
-            w[..., off] = 1.0 + 0.2 * np.sin(phase)
-        else:
-            for c in range(dim):
-                w[..., off + c] = 0.3 * np.cos(phase + c)
-    return w
+        offset = layout.offsets[name]
+        components += [(offset, -1)] if layout.sizes[name] == 1 else [(offset + c, c) for c in range(dim)]
+
+    @ti.kernel
+    def fill():
+        for I in ti.grouped(ti.ndrange(*cells)):
+            phase = ti.cast(0.0, ti.f64)
+            for d in ti.static(range(dim)):
+                phase += 2 * np.pi * (I[d] + 0.5) / cells[d]
+            w = ti.Vector.zero(solver.dtype, layout.n)
+            for k, c in ti.static(components):
+                value = 1.0 + 0.2 * ti.sin(phase) if ti.static(c < 0) else 0.3 * ti.cos(phase + c)
+                w[k] = ti.cast(value, solver.dtype)
+            W[I] = w
+
+    fill()
+    solver._conserve()
 
 
 def _background(model: str) -> str:
@@ -94,7 +101,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
         path.write_text(text)
         case = load_case(path, list(overrides))
     sim = Simulation(case)
-    sim.set_primitive(smooth_wave(sim))
+    set_smooth_wave(sim.solver, sim.model.primitive)
     start = time.perf_counter()
     sim.advance(1.0, max_steps=1)
     ti.sync()
@@ -139,18 +146,22 @@ def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=()) -> list
 def _resident_bytes(solver) -> int:
     size = 4 if solver.dtype == ti.f32 else 8
     total = 0
-    for field in (solver.U, solver.U0, solver.R, solver.W, solver.F):
-        total += int(np.prod(field.shape)) * field.n * size
-    return total + int(np.prod(solver.fallbacks.shape)) * 2  # i16 fallback counters
+    for field in (solver.U, solver.U0, solver.R, solver.W):
+        if field is not None:
+            total += int(np.prod(field.shape)) * field.n * size
+    return total + int(np.prod(solver.fallbacks.shape)) * 4  # i32 fallback counters, one per sweep thread
 
 
 def _modelled_traffic_per_cell_step(solver, stages, dim, precision) -> float:
     """Bytes per cell and step if each kernel touched its data once (caches ideal)."""
     size = 4 if precision == "f32" else 8
-    nU, nW, nF = solver.phys.U.n, solver.phys.W.n, solver.phys.n_flux
-    per_stage = (nU + nW) + dim * (nW + nF) + dim * (nF + 3 * nU) + nU
-    per_step = stages * per_stage + (nU + nW) + 2 * nU  # admissibility check + save of U0
-    return per_step * size
+    nU, nW = solver.phys.U.n, solver.phys.W.n
+    per_stage = ((nU + nW)          # primitives (the admissibility check at the first stage)
+                 + dim * nW         # each axis sweep reads W (its stencil from registers)
+                 + 2 * dim * nU     # and reads and writes R
+                 + 2 * nU)          # the last sweep reads and writes U
+    save = 2 * nU if solver.keep_last_good else 0  # the copy of U to U0
+    return (stages * per_stage + save) * size
 
 
 def _device_name(arch: str) -> str:

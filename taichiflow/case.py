@@ -248,6 +248,17 @@ class Int(Spec):
         return value
 
 
+class Segments(Spec):
+    """Cells per thread of the flux sweeps: one integer for every axis, one per axis, or []."""
+    expected = "a positive integer or a list of 1 to 3 positive integers (one per grid axis)"
+
+    def check(self, value, at):
+        values = value if isinstance(value, list) and len(value) <= 3 else [value]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in values):
+            raise self.bad(value, at)
+        return value
+
+
 class StrList(Spec):
     expected = "a list of strings"
 
@@ -523,6 +534,13 @@ SCHEMA = Table({
         "precision": Key(Choice("auto", "f32", "f64"), "auto"),
         "arch": Key(Choice("auto", "cpu", "cuda"), "auto"),
         "fast_math": Key(Choice("auto", True, False), "auto"),
+        # Keep a device copy of the state at the start of each step (U0): a failed step is
+        # then retried or written out as the last good state. false saves nU values per cell.
+        "keep_last_good": Key(Choice(True, False), True),
+        # Performance only (results are bit-identical): cells each thread walks along an axis
+        # in the flux sweeps ([]: the measured defaults), and threads per GPU block (0: Taichi's).
+        "segment": Key(Segments(), []),
+        "block_dim": Key(Int(ge=0), 0),
     }), {}),
     "materials": Key(Materials(), {}),
     "grid": Key(Table({

@@ -4,9 +4,14 @@ The only module that knows the kernel structure. One right-hand-side evaluation 
 
     primitives   W = prim(U) on interior cells (+ CFL rate, admissibility, globals at stage 1)
     boundaries   fill the ghost layers of W, one task per face
-    per axis d:  face_flux[d]   F = riemann(reconstruct(W stencil)) on every face along d
-                 update[d]      R = a R + dt (-dF/dx) ...; the last axis also applies the
-                                integrator stage U = c0 U0 + c1 U + c2 R
+    per axis d:  sweep[d]   each thread walks a segment of cells along d, computing the face
+                            fluxes F = riemann(reconstruct(W stencil)) in order and, from the
+                            two faces of each cell, R = a R + dt (-dF/dx); the last axis also
+                            applies the integrator stage U = c0 U0 + c1 U + c2 R
+
+Walking along the axis keeps the flux of the shared face and the W stencil in registers, so
+no flux array exists and each face is solved once (plus one per segment), and W is read
+about once per cell and axis (docs/performance.md, v4).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -25,6 +30,21 @@ NO_BAD_CELL = np.iinfo(np.int64).max
 HIGHEST_KEY = np.iinfo(np.int64).max
 LOWEST_KEY = np.iinfo(np.int64).min
 REDUCTION_CHUNK = 64
+# Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
+# the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
+SEGMENT_STRIDED = 16
+SEGMENT_CONTIGUOUS = 2
+
+
+def sweep_segments(segment, dim: int) -> list[int]:
+    """Per-axis segment lengths from the [run] segment key (int, per-axis list or [])."""
+    if segment == []:
+        return [SEGMENT_STRIDED] * (dim - 1) + [SEGMENT_CONTIGUOUS]
+    if isinstance(segment, int):
+        return [segment] * dim
+    if len(segment) != dim:
+        raise ValueError(f"[run] segment has {len(segment)} values for a {dim}D grid")
+    return list(segment)
 
 
 def _shift(I, axis: int, k: int, dim: int):
@@ -42,7 +62,12 @@ def _cell_center(I, lower, dx):
 
 def _with_axis0(C, i, dim: int):
     """The cell index of chunk-index vector C with its first component replaced by i."""
-    return ti.Vector([i] + [component(C, d) for d in range(1, dim)])
+    return _with_axis(C, 0, i, dim)
+
+
+def _with_axis(C, axis: int, i, dim: int):
+    """Index vector C with its component along axis replaced by i."""
+    return ti.Vector([i if d == axis else component(C, d) for d in range(dim)])
 
 
 @ti.func
@@ -96,7 +121,8 @@ def _fill_keys(field, value: int):
 class Solver:
     """Fields and compiled kernels for one (model, params, scheme, grid, precision)."""
 
-    def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype):
+    def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype,
+                 keep_last_good=True, segment=(), block_dim=0):
         self.dim = len(cells)
         self.cells = tuple(int(n) for n in cells)
         self.lower = tuple(float(x) for x in lower)
@@ -121,11 +147,15 @@ class Solver:
         # neighbouring addresses (AoS measured 1.9x slower on an H200, docs/performance.md).
         lay = ti.Layout.SOA
         self.U = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay)
-        self.U0 = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay)
+        # U0 (the state at the start of the step) serves SSP stages, retries and the last good
+        # state written when a run fails; without them it is not allocated (nU values per cell).
+        self.keep_last_good = bool(keep_last_good)
+        self.U0 = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay) if keep_last_good else None
         self.R = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay)
         self.W = ti.Vector.field(nW, dtype, shape=tuple(n + 2 * g for n in self.cells),
                                  offset=tuple(-g for _ in self.cells), layout=lay)
-        self.F = ti.Vector.field(self.phys.n_flux, dtype, shape=tuple(n + 1 for n in self.cells), layout=lay)
+        self.segments = sweep_segments(list(segment) if isinstance(segment, tuple) else segment, self.dim)
+        self.block_dim = int(block_dim)
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -136,10 +166,11 @@ class Solver:
         self.max_rate = ti.field(ti.i64, shape=())
         self.bad_cell = ti.field(ti.i64, shape=())
         self.repairs = ti.field(ti.i64, shape=())     # cells the model's repair() changed
-        # Fallbacks are counted per face, not with an atomic: an atomic counter in the face
-        # kernel made it 2-5x slower on an H200 even where it never fired. Faces are owned by
-        # one thread per axis, so plain increments are race-free; the sum is taken on demand.
-        self.fallbacks = ti.field(ti.i16, shape=tuple(n + 1 for n in self.cells) if self.fallback else ())
+        # Fallbacks are counted per sweep thread, not with an atomic: an atomic counter in the
+        # face kernel made it 2-5x slower on an H200 even where it never fired. A thread owns its
+        # counter in every sweep (axes run one after the other); the sum is taken on demand.
+        self.fallbacks = ti.field(ti.i32, shape=max(self._sweep_threads(d) for d in range(self.dim))
+                                  if self.fallback else ())
         self.fallback_total = ti.field(ti.i64, shape=())
         self.totals = ti.Vector.field(nU, ti.f64, shape=())
         self.w_min = ti.Vector.field(nW, ti.i64, shape=())
@@ -151,6 +182,16 @@ class Solver:
         self.derived_field = None
         self._build()
 
+    def _sweep_ranges(self, axis):
+        """Thread grid of the sweep along axis: segments along it, cells across."""
+        n = self.cells[axis]
+        L = self.segments[axis]
+        return [(0, (n + L - 1) // L) if d == axis else (0, self.cells[d])
+                for d in range(self.dim)]
+
+    def _sweep_threads(self, axis) -> int:
+        return int(np.prod([b - a for a, b in self._sweep_ranges(axis)]))
+
     def _face_scheme(self, scheme):
         """(reconstruction, Riemann solver, reconstructed variables) of a [scheme] table."""
         recon = make_reconstruction(scheme, self.phys)
@@ -161,7 +202,7 @@ class Solver:
     # ------------------------------------------------------------------------------------
     def _build(self):
         phys, dim, cells, dx = self.phys, self.dim, self.cells, self.dx
-        U, U0, R, W, F = self.U, self.U0, self.R, self.W, self.F
+        U, U0, R, W = self.U, self.U0, self.R, self.W
         fallback = self.fallback
         fallbacks = self.fallbacks
         nU = phys.U.n
@@ -235,62 +276,94 @@ class Solver:
         self._decode_globals = decode_globals
         self._fill_ghosts = self._build_boundaries()
 
-        def make_face_flux(axis, recon, riemann, variables):
-            ranges = [(0, cells[d] + 1) if d == axis else (0, cells[d]) for d in range(dim)]
+        block_dim = self.block_dim or None  # None: Taichi's default
+        advected, unit = phys.advected_indices, phys.n_flux - 1
+        has_source = "source" in self.model.functions
+
+        def make_sweep(axis, last, recon, riemann, variables):
+            """The fused flux-and-update kernel of one axis (see the module docstring)."""
+            ranges = self._sweep_ranges(axis)
+            seg_shape = [b for _, b in ranges]
+            L, n = self.segments[axis], cells[axis]
             g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
+            nW = phys.W.n
+            normal = to_normal_W[axis]
+            dtype = self.dtype
+
+            @ti.func
+            def load(window, J):
+                """Shift the stencil window by one cell and read W[J] into its top row."""
+                w = W[J]
+                for k in ti.static(range(2 * g - 1)):
+                    for c in ti.static(range(nW)):
+                        window[k, c] = window[k + 1, c]
+                for c in ti.static(range(nW)):
+                    window[2 * g - 1, c] = w[normal[c]]
+                return window
+
+            @ti.func
+            def face_flux(window, dt_dx):
+                """Flux (global frame) through the face in the middle of the window, and the
+                number of face states replaced by first-order values."""
+                stencil = [ti.Vector([window[k, c] for c in ti.static(range(nW))]) for k in ti.static(range(2 * g))]
+                transformed, context = variables.forward(stencil, g)
+                wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
+                replaced = 0
+                if ti.static(fallback):  # inadmissible face state: first-order values there
+                    if not phys.admissible(wL):
+                        wL = stencil[g - 1]
+                        replaced += 1
+                    if not phys.admissible(wR):
+                        wR = stencil[g]
+                        replaced += 1
+                return permute(riemann(wL, wR, dt_dx), to_global_F[axis]), replaced
 
             @ti.kernel
-            def face_flux(dt: float):
+            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, use_u0: ti.template(),
+                      read_r: ti.template()):
                 dt_dx = dt * inv_dx[axis]
-                for I in ti.grouped(ti.ndrange(*ranges)):
-                    stencil = [permute(W[_shift(I, axis, k - g, dim)], to_normal_W[axis])
-                               for k in ti.static(range(2 * g))]
-                    transformed, context = variables.forward(stencil, g)
-                    wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
-                    if ti.static(fallback):  # inadmissible face state: first-order values there
-                        if not phys.admissible(wL):
-                            wL = stencil[g - 1]
-                            fallbacks[I] += ti.cast(1, ti.i16)
-                        if not phys.admissible(wR):
-                            wR = stencil[g]
-                            fallbacks[I] += ti.cast(1, ti.i16)
-                    F[I] = permute(riemann(wL, wR, dt_dx), to_global_F[axis])
+                ti.loop_config(block_dim=block_dim)
+                for S in ti.grouped(ti.ndrange(*ranges)):
+                    first = component(S, axis) * L
+                    window = ti.Matrix.zero(dtype, 2 * g, nW)
+                    for k in ti.static(range(2 * g - 1)):  # cells first-g .. first+g-2
+                        window = load(window, _with_axis(S, axis, first - g + k, dim))
+                    f_lo = ti.Vector.zero(dtype, phys.n_flux)
+                    replaced = 0
+                    # i = first - 1 only solves the lower face, so that one code path (bit for bit
+                    # the same in every thread) computes every face, whatever the segment length.
+                    for i in range(first - 1, ti.min(first + L, n)):
+                        window = load(window, _with_axis(S, axis, i + g, dim))
+                        f_hi, more = face_flux(window, dt_dx)
+                        if i >= first or first == 0:  # count each face once: the upper faces it owns
+                            replaced += more
+                        if i >= first:
+                            I = _with_axis(S, axis, i, dim)
+                            u = U[I]
+                            rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
+                            for k in ti.static(advected):
+                                rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
+                            r = dt * rhs
+                            if ti.static(read_r):  # a stage that starts the register (keep = 0) never reads
+                                r += keep * R[I]    # it: no traffic, and no NaN of a failed step kept as 0 * NaN
+                            if ti.static(last):
+                                if ti.static(has_source):
+                                    r += dt * phys.source(u, W[I], _cell_center(I, lower, dx), t)
+                                u_new = c1 * u + c2 * r
+                                if ti.static(use_u0):  # low-storage schemes never read U0
+                                    u_new += c0 * U0[I]
+                                U[I] = u_new
+                            R[I] = r
+                        f_lo = f_hi
+                    if ti.static(fallback):
+                        if replaced != 0:
+                            fallbacks[ti.cast(_linear_index(S, seg_shape), ti.i32)] += replaced
 
-            return face_flux
+            return sweep
 
-        def make_update(axis, last):
-            advected = phys.advected_indices
-            unit = phys.n_flux - 1
-
-            @ti.kernel
-            def update(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, use_u0: ti.template(),
-                       read_r: ti.template()):
-                for I in ti.grouped(U):
-                    f_lo = F[I]
-                    f_hi = F[_shift(I, axis, 1, dim)]
-                    u = U[I]
-                    rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
-                    for k in ti.static(advected):
-                        rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
-                    r = dt * rhs
-                    if ti.static(read_r):  # a stage that starts the register (keep = 0) never reads
-                        r += keep * R[I]    # it: no traffic, and no NaN of a failed step kept as 0 * NaN
-                    if ti.static(last):
-                        if ti.static("source" in self.model.functions):
-                            w = W[I]
-                            r += dt * phys.source(u, w, _cell_center(I, lower, dx), t)
-                        u_new = c1 * u + c2 * r
-                        if ti.static(use_u0):  # low-storage schemes never read U0
-                            u_new += c0 * U0[I]
-                        U[I] = u_new
-                    R[I] = r
-
-            return update
-
-        self._face_flux = [make_face_flux(d, self.recon, self.riemann, self.variables) for d in range(dim)]
+        self._sweep = [make_sweep(d, d == dim - 1, self.recon, self.riemann, self.variables) for d in range(dim)]
         if self.retry_scheme:
-            self._retry_face_flux = [make_face_flux(d, *self.retry_scheme) for d in range(dim)]
-        self._update = [make_update(d, d == dim - 1) for d in range(dim)]
+            self._retry_sweep = [make_sweep(d, d == dim - 1, *self.retry_scheme) for d in range(dim)]
 
         @ti.kernel
         def save_state():
@@ -301,6 +374,9 @@ class Solver:
         def restore_state():
             for I in ti.grouped(U):
                 U[I] = U0[I]
+
+        if U0 is None:
+            save_state = restore_state = None
 
         nW = phys.W.n
         reduced = self.reduced
@@ -417,8 +493,9 @@ class Solver:
     def step(self, dt: float, t: float, stages, retry: bool = False):
         """One time step; `check_state` must have run on the current U. retry: with the
         [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
-        face_flux = self._retry_face_flux if retry else self._face_flux
-        self._save_state()
+        sweep = self._retry_sweep if retry else self._sweep
+        if self.keep_last_good:
+            self._save_state()
         for s, stage in enumerate(stages):
             if s > 0:
                 self._primitives()
@@ -426,11 +503,14 @@ class Solver:
             t_stage = t + stage.time * dt
             for d in range(self.dim):
                 keep = stage.a if d == 0 else 1.0
-                face_flux[d](dt)
-                self._update[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, stage.c0 != 0.0, keep != 0.0)
+                sweep[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, stage.c0 != 0.0, keep != 0.0)
 
-    def restore_last_good(self):
+    def restore_last_good(self) -> bool:
+        """U back to the state at the start of the last step; False where it was not kept."""
+        if not self.keep_last_good:
+            return False
         self._restore_state()
+        return True
 
     def refresh_primitives(self):
         self._primitives()

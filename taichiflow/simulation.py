@@ -13,7 +13,7 @@ import taichi as ti
 from . import case as case_mod
 from . import checkpoint
 from .setup import resolve_states
-from .compiler import Solver
+from .compiler import Solver, sweep_segments
 from .initial import initial_primitive, state_vector
 from .compat import check_case_against_model
 from .loadcheck import check_model
@@ -83,8 +83,18 @@ class Simulation:
         inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
                   for face, state in inflow_states.items()}
         self.stages = INTEGRATORS[case["scheme"]["integrator"]]
+        if case["scheme"]["retry"] and not run["keep_last_good"]:
+            raise case_mod.CaseError(f"{where}: [scheme] retry needs [run] keep_last_good = true "
+                            "(a retried step starts again from the kept state)")
+        # SSP stages read U0 whatever keep_last_good says; then the last good state is kept anyway.
+        keep = run["keep_last_good"] or any(stage.c0 != 0.0 for stage in self.stages)
+        try:
+            segments = sweep_segments(run["segment"], len(self.cells))
+        except ValueError as err:
+            raise case_mod.CaseError(f"{where}: {err}") from None
         self.solver = Solver(self.model, self.params, case["scheme"], self.cells, self.lower, self.upper,
-                             self._boundary_kinds(), inflow, self.dtype)
+                             self._boundary_kinds(), inflow, self.dtype, keep_last_good=keep,
+                             segment=segments, block_dim=run["block_dim"])
         self.set_primitive(self._initial_state(initial, where))
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.retries = 0          # steps redone with the [scheme] retry fluxes, since the last row
@@ -159,8 +169,10 @@ class Simulation:
         when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
                 else "initial state")
         message = f"inadmissible {when} at cell {cell}: {variable}"
-        if self.step_count:
-            solver.restore_last_good()
+        if self.step_count and not solver.restore_last_good():
+            message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
+                        "snapshot and checkpoint are the newest good output. " + self._advice())
+        elif self.step_count:
             self.t -= self.last_dt
             self.step_count -= 1
             saved = self.write_snapshot() if self.out_dir else None

@@ -1,0 +1,63 @@
+"""The fused flux sweeps: results do not depend on how the axes are cut into segments, and a
+run without the kept last good state uses less memory and says what it lost on failure."""
+import numpy as np
+import pytest
+
+from helpers import CASES, case_from_text, precise
+from taichiflow.bench import _resident_bytes
+from taichiflow.case import CaseError, load_case
+from taichiflow.simulation import Simulation, SimulationError
+from test_symmetry import BLAST
+
+
+def colliding_blasts_3d(tmp_path, arch, **run):
+    """A blast whose periodic images collide: fallbacks fire, every axis does work."""
+    text = BLAST.format(cells=[12, 10, 14], lower=[-0.5] * 3, upper=[0.5] * 3, recon="weno5",
+                        boundary='x = "periodic"\ny = "periodic"\nz = "periodic"')
+    case = precise(case_from_text(tmp_path, text), arch)
+    case["run"].update(run)
+    sim = Simulation(case)
+    fallbacks = []
+    sim.advance(1.0, max_steps=25, on_step=lambda s: fallbacks.append(s.solver.take_fallback_count()))
+    return sim.fields(), fallbacks
+
+
+def test_segment_length_and_block_size_do_not_change_the_result(tmp_path, arch):
+    reference, counted = colliding_blasts_3d(tmp_path, arch, segment=16)
+    assert sum(counted) > 0  # the fallback path is exercised too
+    # one cell per thread, a length that does not divide any axis, one longer than every axis
+    for run in ({"segment": 1}, {"segment": 5, "block_dim": 64}, {"segment": 100}):
+        fields, fallbacks = colliding_blasts_3d(tmp_path, arch, **run)
+        assert fallbacks == counted, run
+        for name in reference:
+            assert np.array_equal(fields[name], reference[name]), (run, name)
+
+
+def sod_blowing_up(**run):
+    case = precise(load_case(CASES / "sod.toml", ["grid.cells=[400]", "scheme.integrator='euler'", "scheme.cfl=1.0",
+                                                 "scheme.positivity_fallback=false"]))
+    case["run"].update(run)
+    return Simulation(case)
+
+
+def test_without_the_kept_state_memory_drops_and_a_failure_says_what_is_lost():
+    # (one Simulation at a time: each starts Taichi afresh)
+    kept = sod_blowing_up()
+    kept_bytes = _resident_bytes(kept.solver)
+    with pytest.raises(SimulationError, match=r"Wrote the last good state \(step \d+"):
+        kept.advance(0.2)
+    kept_steps = kept.step_count
+    lean = sod_blowing_up(keep_last_good=False)
+    assert lean.solver.U0 is None
+    assert kept_bytes - _resident_bytes(lean.solver) == 400 * 5 * 8  # U0: nU f64 values per cell
+    with pytest.raises(SimulationError, match=r"was not kept \(\[run\] keep_last_good = false\)") as failure:
+        lean.advance(0.2)
+    assert "Wrote" not in str(failure.value)
+    assert lean.step_count == kept_steps + 1  # the kept run stepped back to its last good state
+
+
+def test_ssp_stages_keep_the_state_anyway_and_retry_needs_it():
+    case = precise(load_case(CASES / "sod.toml", ["scheme.integrator='ssprk2'", "run.keep_last_good=false"]))
+    assert Simulation(case).solver.U0 is not None
+    with pytest.raises(CaseError, match=r"retry needs \[run\] keep_last_good = true"):
+        Simulation(load_case(CASES / "sod.toml", ["scheme.retry.riemann='hll'", "run.keep_last_good=false"]))
