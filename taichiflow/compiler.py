@@ -9,9 +9,9 @@ The only module that knows the kernel structure. One right-hand-side evaluation 
                             two faces of each cell, R = a R + dt (-dF/dx); the last axis also
                             applies the integrator stage U = c0 U0 + c1 U + c2 R
 
-Walking along the axis keeps the flux of the shared face and the W stencil in registers, so
-no flux array exists and each face is solved once (plus one per segment), and W is read
-about once per cell and axis (docs/performance.md, v4).
+Walking along the axis keeps the flux of the shared face in registers, so no flux array
+exists and each face is solved once (plus one per segment); the W stencil is re-read from
+cache (a register window of it measured no faster and compiled 3x slower; docs/performance.md).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -19,7 +19,9 @@ kind) is resolved in Python while compiling: kernels contain no scheme branches.
 
 import numpy as np
 import taichi as ti
+from taichi.lang import impl
 
+from . import taichi_patches  # noqa: F401  (before any field is made)
 from .layout import component, permute
 from .physics import Physics
 from .numerics.reconstruction import make_reconstruction
@@ -30,6 +32,7 @@ NO_BAD_CELL = np.iinfo(np.int64).max
 HIGHEST_KEY = np.iinfo(np.int64).max
 LOWEST_KEY = np.iinfo(np.int64).min
 REDUCTION_CHUNK = 64
+REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
 # Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
 SEGMENT_STRIDED = 16
@@ -165,6 +168,12 @@ class Solver:
         # GPUs, where float atomic min/max are compare-and-swap loops (measured 50x slower).
         self.max_rate = ti.field(ti.i64, shape=())
         self.bad_cell = ti.field(ti.i64, shape=())
+        # The check's per-chunk maxima go to REDUCTION_SLOTS addresses first: 262,144 atomics
+        # on the one address of max_rate took 0.8 ms per step at 256^3 on an H100.
+        self.rate_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)
+        self.key_slots = ti.Vector.field(n_globals, ti.i64, shape=REDUCTION_SLOTS)
+        self.rate_slots.fill(0)
+        _fill_keys(self.key_slots, LOWEST_KEY)
         self.repairs = ti.field(ti.i64, shape=())     # cells the model's repair() changed
         # Fallbacks are counted per sweep thread, not with an atomic: an atomic counter in the
         # face kernel made it 2-5x slower on an H200 even where it never fired. A thread owns its
@@ -203,6 +212,7 @@ class Solver:
     def _build(self):
         phys, dim, cells, dx = self.phys, self.dim, self.cells, self.dx
         U, U0, R, W = self.U, self.U0, self.R, self.W
+        # Element loops are range-fors over the cells (ti.ndrange), not struct-fors over a field.
         fallback = self.fallback
         fallbacks = self.fallbacks
         nU = phys.U.n
@@ -237,13 +247,15 @@ class Solver:
 
         @ti.kernel
         def primitives():
-            for I in ti.grouped(U):
+            for I in ti.grouped(ti.ndrange(*cells)):
                 W[I] = repaired_primitive(I)
 
         # The checking variant reduces in registers along chunks of x before one atomic per
         # chunk: one atomic per cell on a single address serialised the GPU (14 ms at 256^3).
         chunk = REDUCTION_CHUNK
         outer = [(0, (cells[0] + chunk - 1) // chunk)] + [(0, cells[d]) for d in range(1, dim)]
+        outer_shape = [b for _, b in outer]
+        rate_slots, key_slots, slots = self.rate_slots, self.key_slots, REDUCTION_SLOTS
 
         @ti.kernel
         def check_and_primitives():
@@ -260,20 +272,31 @@ class Solver:
                         bad = ti.min(bad, _linear_index(I, cells))
                     for k in ti.static(range(len(model_globals))):
                         keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
-                ti.atomic_max(self.max_rate[None], ordered_bits(rate))
-                if bad != _int64_max():
+                slot = ti.cast(_linear_index(C, outer_shape) % slots, ti.i32)
+                ti.atomic_max(rate_slots[slot], ordered_bits(rate))
+                if bad != _int64_max():  # rare: straight to the one address
                     ti.atomic_min(self.bad_cell[None], bad)
                 for k in ti.static(range(len(model_globals))):
-                    ti.atomic_max(global_keys[None][k], keys[k])
+                    ti.atomic_max(key_slots[slot][k], keys[k])
 
         @ti.kernel
-        def decode_globals():
+        def combine_check():
+            """Slots into max_rate and the model's globals; the slots start over."""
+            self.max_rate[None] = 0
+            for k in ti.static(range(len(model_globals))):
+                global_keys[None][k] = _int64_min()
+            for s in range(slots):
+                ti.atomic_max(self.max_rate[None], rate_slots[s])
+                rate_slots[s] = 0
+                for k in ti.static(range(len(model_globals))):
+                    ti.atomic_max(global_keys[None][k], key_slots[s][k])
+                    key_slots[s][k] = _int64_min()
             for k in ti.static(range(len(model_globals))):
                 global_values[None][k] = ordered_value(global_keys[None][k])
 
         self._primitives = primitives
         self._check_and_primitives = check_and_primitives
-        self._decode_globals = decode_globals
+        self._combine_check = combine_check
         self._fill_ghosts = self._build_boundaries()
 
         block_dim = self.block_dim or None  # None: Taichi's default
@@ -290,22 +313,14 @@ class Solver:
             normal = to_normal_W[axis]
             dtype = self.dtype
 
-            @ti.func
-            def load(window, J):
-                """Shift the stencil window by one cell and read W[J] into its top row."""
-                w = W[J]
-                for k in ti.static(range(2 * g - 1)):
-                    for c in ti.static(range(nW)):
-                        window[k, c] = window[k + 1, c]
-                for c in ti.static(range(nW)):
-                    window[2 * g - 1, c] = w[normal[c]]
-                return window
+            def stencil_at(S, face):
+                return [permute(impl.subscript(None, W, _with_axis(S, axis, face - g + k, dim)), normal)
+                        for k in range(2 * g)]
 
             @ti.func
-            def face_flux(window, dt_dx):
-                """Flux (global frame) through the face in the middle of the window, and the
+            def face_flux(stencil: ti.template(), dt_dx):
+                """Flux (global frame) through the face in the middle of the stencil, and the
                 number of face states replaced by first-order values."""
-                stencil = [ti.Vector([window[k, c] for c in ti.static(range(nW))]) for k in ti.static(range(2 * g))]
                 transformed, context = variables.forward(stencil, g)
                 wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
                 replaced = 0
@@ -325,16 +340,12 @@ class Solver:
                 ti.loop_config(block_dim=block_dim)
                 for S in ti.grouped(ti.ndrange(*ranges)):
                     first = component(S, axis) * L
-                    window = ti.Matrix.zero(dtype, 2 * g, nW)
-                    for k in ti.static(range(2 * g - 1)):  # cells first-g .. first+g-2
-                        window = load(window, _with_axis(S, axis, first - g + k, dim))
                     f_lo = ti.Vector.zero(dtype, phys.n_flux)
                     replaced = 0
                     # i = first - 1 only solves the lower face, so that one code path (bit for bit
                     # the same in every thread) computes every face, whatever the segment length.
                     for i in range(first - 1, ti.min(first + L, n)):
-                        window = load(window, _with_axis(S, axis, i + g, dim))
-                        f_hi, more = face_flux(window, dt_dx)
+                        f_hi, more = face_flux(stencil_at(S, i + 1), dt_dx)
                         if i >= first or first == 0:  # count each face once: the upper faces it owns
                             replaced += more
                         if i >= first:
@@ -367,12 +378,12 @@ class Solver:
 
         @ti.kernel
         def save_state():
-            for I in ti.grouped(U):
+            for I in ti.grouped(ti.ndrange(*cells)):
                 U0[I] = U[I]
 
         @ti.kernel
         def restore_state():
-            for I in ti.grouped(U):
+            for I in ti.grouped(ti.ndrange(*cells)):
                 U[I] = U0[I]
 
         if U0 is None:
@@ -431,7 +442,7 @@ class Solver:
 
         @ti.kernel
         def conserve():
-            for I in ti.grouped(U):
+            for I in ti.grouped(ti.ndrange(*cells)):
                 U[I] = phys.cons(W[I])
 
         self._save_state, self._restore_state, self._diagnostics = save_state, restore_state, diagnostics
@@ -476,17 +487,11 @@ class Solver:
         return fill_ghosts
 
     # --- host-side driver API -------------------------------------------------------------
-    def reset_step_reductions(self):
-        self.max_rate[None] = 0
-        self.bad_cell[None] = NO_BAD_CELL
-        _fill_keys(self.global_keys, LOWEST_KEY)
-
     def check_state(self):
         """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
-        self.reset_step_reductions()
+        self.bad_cell[None] = NO_BAD_CELL
         self._check_and_primitives()
-        if self.model.globals:
-            self._decode_globals()
+        self._combine_check()
         bad = int(self.bad_cell[None])
         return float(from_ordered_bits(self.max_rate[None])), (None if bad == NO_BAD_CELL else bad)
 

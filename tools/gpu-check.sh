@@ -2,7 +2,8 @@
 # One call on the GPU machine: the test suite on CUDA, then `taichiflow bench` figures.
 # Run from the project root with the wheels of ../shared/tools/device-wheels.sh in .whl/:
 #   bash tools/gpu-check.sh            (SKIP_TESTS=1: bench only; SKIP_BENCH=1: tests only;
-#                                       BENCH_CELLS=256; GROUP=a|b|c: a third of the suite,
+#                                       BENCH_CELLS=256; SKIP_SWEEP=1; BIG=1: a 1024^3 run;
+#                                       GROUP=a|b|c: a third of the suite,
 #                                       as the whole no longer fits one 10-minute call)
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -28,9 +29,11 @@ fi
 [ "${SKIP_BENCH:-0}" = 1 ] && exit 0
 n=${BENCH_CELLS:-256}
 # The four workloads of the GPU-speed targets, then the bytes-per-cell check at 1024^3 (BIG=1).
-python3 -m taichiflow.cli bench --sweep --arch cuda --cells "$n" --steps 10 --repeats 5 \
-    2>&1 | grep -v '^\[Taichi\]' | tee -a "${OUT:-/tmp}/bench.txt"
+if [ "${SKIP_SWEEP:-0}" != 1 ]; then
+  python3 -m taichiflow.cli bench --sweep --arch cuda --cells "$n" --steps 10 --repeats 5 \
+      2>&1 | grep -v '^\[Taichi\]' | tee -a "${OUT:-/tmp}/bench.txt"
+fi
 if [ "${BIG:-0}" = 1 ]; then
-  python3 -m taichiflow.cli bench --arch cuda --cells 1024 --steps 3 --repeats 5 --json \
+  python3 -m taichiflow.cli bench --arch cuda --cells 1024 --steps 3 --repeats 5 --json --set run.keep_last_good=false \
       2>&1 | grep -v '^\[Taichi\]' | tee -a "${OUT:-/tmp}/bench.txt"
 fi
