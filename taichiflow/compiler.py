@@ -32,6 +32,7 @@ NO_BAD_CELL = np.iinfo(np.int64).max
 HIGHEST_KEY = np.iinfo(np.int64).max
 LOWEST_KEY = np.iinfo(np.int64).min
 REDUCTION_CHUNK = 64
+SLAB_BYTES = 1 << 28    # largest host array sent to the device at once (set_primitive)
 REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
 # Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
@@ -114,6 +115,16 @@ def from_ordered_bits(keys) -> np.ndarray:
     keys = np.asarray(keys, dtype=np.int64)
     bits = keys ^ ((keys >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
     return bits.view(np.float64)
+
+
+def _array_vector(array, J, dim: int, n: int):
+    """The n trailing values of an ndarray at index vector J, as a Taichi vector."""
+    index = [component(J, d) for d in range(dim)]
+    return ti.Vector([impl.subscript(None, array, *index, c) for c in range(n)])
+
+
+def _numpy_dtype(dtype):
+    return np.float32 if dtype == ti.f32 else np.float64
 
 
 def _fill_keys(field, value: int):
@@ -441,6 +452,13 @@ class Solver:
         self._sum_fallbacks = sum_fallbacks
 
         @ti.kernel
+        def write_slab(rows: ti.types.ndarray(dtype=self.dtype, ndim=dim + 1), start: int):
+            for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
+                W[_with_axis0(J, component(J, 0) + start, dim)] = _array_vector(rows, J, dim, phys.W.n)
+
+        self._write_slab = write_slab
+
+        @ti.kernel
         def conserve():
             for I in ti.grouped(ti.ndrange(*cells)):
                 U[I] = phys.cons(W[I])
@@ -527,11 +545,12 @@ class Solver:
         return w[tuple(slice(g, g + n) for n in self.cells)]
 
     def set_primitive(self, w: np.ndarray):
-        """U from interior primitive values (cells + (nW,)), through the model's to_conserved."""
-        g = self.ghost
-        full = np.zeros(tuple(n + 2 * g for n in self.cells) + (w.shape[-1],), dtype=w.dtype)
-        full[tuple(slice(g, g + n) for n in self.cells)] = w
-        self.W.from_numpy(full)
+        """U from interior primitive values (cells + (nW,)), through the model's to_conserved.
+        Sent in slabs along x: Taichi stages a whole array on the device, which a 1024^3 grid
+        has no room for."""
+        rows = max(1, SLAB_BYTES // max(1, w[0].nbytes))
+        for start in range(0, self.cells[0], rows):
+            self._write_slab(np.ascontiguousarray(w[start:start + rows], dtype=_numpy_dtype(self.dtype)), start)
         self._conserve()
 
     def reductions(self):

@@ -61,3 +61,17 @@ def test_ssp_stages_keep_the_state_anyway_and_retry_needs_it():
     assert Simulation(case).solver.U0 is not None
     with pytest.raises(CaseError, match=r"retry needs \[run\] keep_last_good = true"):
         Simulation(load_case(CASES / "sod.toml", ["scheme.retry.riemann='hll'", "run.keep_last_good=false"]))
+
+
+def test_states_are_sent_to_the_device_in_slabs(monkeypatch):
+    from taichiflow import compiler
+    case = precise(load_case(CASES / "sod.toml", ["grid.cells=[7, 4, 3]", "grid.lower=[0.0, 0.0, 0.0]",
+                                                 "grid.upper=[1.0, 1.0, 1.0]",
+                                                 "initial.regions.0.normal=[1.0, 0.0, 0.0]",
+                                                 "initial.regions.0.point=[0.5, 0.5, 0.5]"]))
+    sim = Simulation(case)
+    monkeypatch.setattr(compiler, "SLAB_BYTES", 2 * 4 * 3 * 5 * 8)  # two x-rows per slab: 4 slabs
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=(7, 4, 3, 5))
+    sim.set_primitive(w)
+    sim.solver.refresh_primitives()
+    assert np.allclose(sim.solver.primitive_array(), w, rtol=1e-14, atol=0)
