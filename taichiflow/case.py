@@ -541,6 +541,9 @@ SCHEMA = Table({
         # in the flux sweeps ([]: the measured defaults), and threads per GPU block (0: Taichi's).
         "segment": Key(Segments(), []),
         "block_dim": Key(Int(ge=0), 0),
+        # Reconstruct each cell once for both its faces, or each face from its own stencil
+        # (the same bits; auto: the faster one for the precision, compiler.RECONSTRUCT_PER_CELL).
+        "reconstruct": Key(Choice("auto", "cell", "face"), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),
     "grid": Key(Table({

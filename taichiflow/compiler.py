@@ -12,6 +12,11 @@ The only module that knows the kernel structure. One right-hand-side evaluation 
 Walking along the axis keeps the flux of the shared face in registers, so no flux array
 exists and each face is solved once (plus one per segment); the W stencil is re-read from
 cache (a register window of it measured no faster and compiled 3x slower; docs/performance.md).
+With [run] reconstruct = "cell" (where the reconstructed variables of a cell depend on that
+cell alone: primitive, conserved) each cell is reconstructed once for both of its faces and its
+upper face state is carried to the next face; "face" reconstructs both states of each face
+from its own stencil. Both give the same bits; which is faster depends on the precision
+(RECONSTRUCT_PER_CELL).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -34,10 +39,24 @@ LOWEST_KEY = np.iinfo(np.int64).min
 REDUCTION_CHUNK = 64
 SLAB_BYTES = 1 << 28    # largest host array sent to the device at once (set_primitive)
 REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
+# [run] reconstruct = "auto": per cell except where measured slower (docs/performance.md): on an
+# H100 at 256^3, WENO5 + HLLC per cell ran 4% faster in f64 (fewer FP64 flop) but 6% slower in
+# f32 (the carried face state costs registers; FP32 flop do not bind); 5-9% faster on a CPU.
+RECONSTRUCT_PER_FACE = {("cuda", "f32")}
 # Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
 SEGMENT_STRIDED = 16
 SEGMENT_CONTIGUOUS = 2
+
+
+def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str) -> bool:
+    """Whether the sweeps reconstruct per cell ([run] reconstruct; see the module docstring)."""
+    if reconstruct == "face" or not make_variables(variables, None).per_cell:
+        if reconstruct == "cell":
+            raise ValueError(f"[run] reconstruct = 'cell' needs variables whose transform is local to a cell "
+                             f"(primitive or conserved), not '{variables}'")
+        return False
+    return reconstruct == "cell" or (arch, precision) not in RECONSTRUCT_PER_FACE
 
 
 def sweep_segments(segment, dim: int) -> list[int]:
@@ -136,7 +155,7 @@ class Solver:
     """Fields and compiled kernels for one (model, params, scheme, grid, precision)."""
 
     def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype,
-                 keep_last_good=True, segment=(), block_dim=0):
+                 keep_last_good=True, segment=(), block_dim=0, reconstruct="auto"):
         self.dim = len(cells)
         self.cells = tuple(int(n) for n in cells)
         self.lower = tuple(float(x) for x in lower)
@@ -170,6 +189,10 @@ class Solver:
                                  offset=tuple(-g for _ in self.cells), layout=lay)
         self.segments = sweep_segments(list(segment) if isinstance(segment, tuple) else segment, self.dim)
         self.block_dim = int(block_dim)
+        precision = "f32" if dtype == ti.f32 else "f64"
+        arch = "cuda" if impl.current_cfg().arch == ti.cuda else "cpu"
+        self.per_cell = [reconstructs_per_cell(reconstruct, s.get("variables", "primitive"), arch, precision)
+                         for s in ([scheme] + ([{**scheme, **retry}] if retry else []))]
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -314,7 +337,7 @@ class Solver:
         advected, unit = phys.advected_indices, phys.n_flux - 1
         has_source = "source" in self.model.functions
 
-        def make_sweep(axis, last, recon, riemann, variables):
+        def make_sweep(axis, last, recon, riemann, variables, per_cell):
             """The fused flux-and-update kernel of one axis (see the module docstring)."""
             ranges = self._sweep_ranges(axis)
             seg_shape = [b for _, b in ranges]
@@ -323,26 +346,62 @@ class Solver:
             nW = phys.W.n
             normal = to_normal_W[axis]
             dtype = self.dtype
+            # Cells walked before the first owned one: the face below it, and with per-cell
+            # reconstruction also the cell below that face. Starting there, one code path (bit
+            # for bit the same in every thread) computes every face, whatever the segment length.
+            lead = 2 if per_cell else 1
 
-            def stencil_at(S, face):
-                return [permute(impl.subscript(None, W, _with_axis(S, axis, face - g + k, dim)), normal)
-                        for k in range(2 * g)]
+            def cells_at(S, start, count):
+                return [permute(impl.subscript(None, W, _with_axis(S, axis, start + k, dim)), normal)
+                        for k in range(count)]
 
             @ti.func
-            def face_flux(stencil: ti.template(), dt_dx):
-                """Flux (global frame) through the face in the middle of the stencil, and the
-                number of face states replaced by first-order values."""
+            def solve(wL, wR, S, i, dt_dx):
+                """Flux (global frame) through the face between cells i and i + 1 from its
+                reconstructed states, and the number of them replaced by the first-order
+                values of those cells (loaded only then: no registers held for them)."""
+                left, right = wL, wR
+                replaced = 0
+                if ti.static(fallback):
+                    if not phys.admissible(left):
+                        left = permute(W[_with_axis(S, axis, i, dim)], normal)
+                        replaced += 1
+                    if not phys.admissible(right):
+                        right = permute(W[_with_axis(S, axis, i + 1, dim)], normal)
+                        replaced += 1
+                return permute(riemann(left, right, dt_dx), to_global_F[axis]), replaced
+
+            @ti.func
+            def face_flux(stencil: ti.template(), S, i, dt_dx):
+                """Flux through face i + 1/2, in the middle of a 2g-cell stencil."""
                 transformed, context = variables.forward(stencil, g)
                 wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
-                replaced = 0
-                if ti.static(fallback):  # inadmissible face state: first-order values there
-                    if not phys.admissible(wL):
-                        wL = stencil[g - 1]
-                        replaced += 1
-                    if not phys.admissible(wR):
-                        wR = stencil[g]
-                        replaced += 1
-                return permute(riemann(wL, wR, dt_dx), to_global_F[axis]), replaced
+                return solve(wL, wR, S, i, dt_dx)
+
+            @ti.func
+            def cell_faces(stencil: ti.template(), dt_dx):
+                """States on the lower and upper face of the middle cell of 2g - 1 cells."""
+                transformed, context = variables.forward(stencil, g)
+                return variables.backward(*recon.cell_states(transformed, dt_dx), context)
+
+            @ti.func
+            def update(I, f_lo, f_hi, dt, keep, c0, c1, c2, t, use_u0: ti.template(), read_r: ti.template()):
+                """R (and on the last axis U) of cell I from the fluxes through its two faces."""
+                u = U[I]
+                rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
+                for k in ti.static(advected):
+                    rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
+                r = dt * rhs
+                if ti.static(read_r):  # a stage that starts the register (keep = 0) never reads
+                    r += keep * R[I]    # it: no traffic, and no NaN of a failed step kept as 0 * NaN
+                if ti.static(last):
+                    if ti.static(has_source):
+                        r += dt * phys.source(u, W[I], _cell_center(I, lower, dx), t)
+                    u_new = c1 * u + c2 * r
+                    if ti.static(use_u0):  # low-storage schemes never read U0
+                        u_new += c0 * U0[I]
+                    U[I] = u_new
+                R[I] = r
 
             @ti.kernel
             def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, use_u0: ti.template(),
@@ -352,30 +411,23 @@ class Solver:
                 for S in ti.grouped(ti.ndrange(*ranges)):
                     first = component(S, axis) * L
                     f_lo = ti.Vector.zero(dtype, phys.n_flux)
+                    upper = ti.Vector.zero(dtype, nW)  # per cell: the last cell's upper face state
                     replaced = 0
-                    # i = first - 1 only solves the lower face, so that one code path (bit for bit
-                    # the same in every thread) computes every face, whatever the segment length.
-                    for i in range(first - 1, ti.min(first + L, n)):
-                        f_hi, more = face_flux(stencil_at(S, i + 1), dt_dx)
+                    for i in range(first - lead, ti.min(first + L, n)):
+                        # f_hi: the flux through face i + 1/2, once i >= first - 1
+                        f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
+                        if ti.static(per_cell):
+                            stencil = cells_at(S, i + 2 - g, 2 * g - 1)  # centred on cell i + 1
+                            lower, next_upper = cell_faces(stencil, dt_dx)
+                            if i >= first - 1:
+                                f_hi, more = solve(upper, lower, S, i, dt_dx)
+                            upper = next_upper
+                        else:
+                            f_hi, more = face_flux(cells_at(S, i + 1 - g, 2 * g), S, i, dt_dx)
                         if i >= first or first == 0:  # count each face once: the upper faces it owns
                             replaced += more
                         if i >= first:
-                            I = _with_axis(S, axis, i, dim)
-                            u = U[I]
-                            rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
-                            for k in ti.static(advected):
-                                rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
-                            r = dt * rhs
-                            if ti.static(read_r):  # a stage that starts the register (keep = 0) never reads
-                                r += keep * R[I]    # it: no traffic, and no NaN of a failed step kept as 0 * NaN
-                            if ti.static(last):
-                                if ti.static(has_source):
-                                    r += dt * phys.source(u, W[I], _cell_center(I, lower, dx), t)
-                                u_new = c1 * u + c2 * r
-                                if ti.static(use_u0):  # low-storage schemes never read U0
-                                    u_new += c0 * U0[I]
-                                U[I] = u_new
-                            R[I] = r
+                            update(_with_axis(S, axis, i, dim), f_lo, f_hi, dt, keep, c0, c1, c2, t, use_u0, read_r)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
@@ -383,9 +435,10 @@ class Solver:
 
             return sweep
 
-        self._sweep = [make_sweep(d, d == dim - 1, self.recon, self.riemann, self.variables) for d in range(dim)]
+        self._sweep = [make_sweep(d, d == dim - 1, self.recon, self.riemann, self.variables, self.per_cell[0])
+                       for d in range(dim)]
         if self.retry_scheme:
-            self._retry_sweep = [make_sweep(d, d == dim - 1, *self.retry_scheme) for d in range(dim)]
+            self._retry_sweep = [make_sweep(d, d == dim - 1, *self.retry_scheme, self.per_cell[1]) for d in range(dim)]
 
         @ti.kernel
         def save_state():

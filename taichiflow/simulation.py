@@ -13,7 +13,7 @@ import taichi as ti
 from . import case as case_mod
 from . import checkpoint
 from .setup import resolve_states
-from .compiler import Solver, sweep_segments
+from .compiler import Solver, reconstructs_per_cell, sweep_segments
 from .initial import initial_primitive, state_vector
 from .compat import check_case_against_model
 from .loadcheck import check_model
@@ -90,11 +90,13 @@ class Simulation:
         keep = run["keep_last_good"] or any(stage.c0 != 0.0 for stage in self.stages)
         try:
             segments = sweep_segments(run["segment"], len(self.cells))
+            for scheme in (case["scheme"], {**case["scheme"], **(case["scheme"]["retry"] or {})}):
+                reconstructs_per_cell(run["reconstruct"], scheme.get("variables", "primitive"), self.arch, self.precision)
         except ValueError as err:
             raise case_mod.CaseError(f"{where}: {err}") from None
         self.solver = Solver(self.model, self.params, case["scheme"], self.cells, self.lower, self.upper,
                              self._boundary_kinds(), inflow, self.dtype, keep_last_good=keep,
-                             segment=segments, block_dim=run["block_dim"])
+                             segment=segments, block_dim=run["block_dim"], reconstruct=run["reconstruct"])
         self.set_primitive(self._initial_state(initial, where))
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.retries = 0          # steps redone with the [scheme] retry fluxes, since the last row

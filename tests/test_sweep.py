@@ -22,11 +22,13 @@ def colliding_blasts_3d(tmp_path, arch, **run):
     return sim.fields(), fallbacks
 
 
-def test_segment_length_and_block_size_do_not_change_the_result(tmp_path, arch):
-    reference, counted = colliding_blasts_3d(tmp_path, arch, segment=16)
+def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the_result(tmp_path, arch):
+    reference, counted = colliding_blasts_3d(tmp_path, arch, segment=16, reconstruct="cell")
     assert sum(counted) > 0  # the fallback path is exercised too
-    # one cell per thread, a length that does not divide any axis, one longer than every axis
-    for run in ({"segment": 1}, {"segment": 5, "block_dim": 64}, {"segment": 100}):
+    # one cell per thread, a length that does not divide any axis, one longer than every axis;
+    # each face reconstructed from its own stencil instead of each cell once for two faces
+    for run in ({"segment": 1}, {"segment": 5, "block_dim": 64}, {"segment": 100},
+                {"segment": 16, "reconstruct": "face"}, {"segment": 1, "reconstruct": "face"}):
         fields, fallbacks = colliding_blasts_3d(tmp_path, arch, **run)
         assert fallbacks == counted, run
         for name in reference:
@@ -75,3 +77,12 @@ def test_states_are_sent_to_the_device_in_slabs(monkeypatch):
     sim.set_primitive(w)
     sim.solver.refresh_primitives()
     assert np.allclose(sim.solver.primitive_array(), w, rtol=1e-14, atol=0)
+
+
+def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
+    case = precise(load_case(CASES / "sod.toml", ["scheme.variables='characteristic'", "run.reconstruct='cell'"]))
+    with pytest.raises(CaseError, match="reconstruct = 'cell' needs variables whose transform is local"):
+        Simulation(case)
+    auto = Simulation(precise(load_case(CASES / "sod.toml", ["scheme.variables='characteristic'"])))
+    assert auto.solver.per_cell == [False]  # auto falls back to faces
+    assert Simulation(precise(load_case(CASES / "sod.toml"))).solver.per_cell == [True]  # CPU: per cell

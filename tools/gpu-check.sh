@@ -15,7 +15,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # test_io reads back with pyvista, which GPU nodes lack; io.py itself is numpy-only.
   # test_viz renders with pyvista too. The groups take about 3-4 minutes each on an H100.
   case ${GROUP:-all} in
-    a) files="test_case.py test_cases_regression.py test_check.py test_cli.py test_conservation.py test_cuda.py";;
+    a) files="test_case.py test_cases_regression.py test_check.py test_cli.py test_conservation.py test_cuda.py test_sweep.py";;
     b) files="test_exact_riemann.py test_free_stream.py test_initial.py test_model_hooks.py test_models.py
               test_positivity.py test_rayleigh.py test_recovery.py test_reconstruction.py";;
     c) files="test_restart.py test_riemann.py test_sedov.py test_sod.py test_symmetry.py test_toro.py

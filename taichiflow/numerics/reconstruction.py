@@ -1,11 +1,19 @@
 """Face-state reconstructions on a stencil of primitive (or other) vectors.
 
-Each reconstruction has a ghost width g and a function `face_states(stencil, dt_dx)` taking
-the 2g cell vectors around the face between cells i-1 and i (cells i-g .. i+g-1) and
-returning the left and right states at that face; dt_dx (time step over cell width) is used
-only by schemes with a time predictor (MUSCL-Hancock). Operations are component-wise on
-vectors. Every choice (scheme, limiter, theta, epsilon) is made here in Python while the
-kernels compile: the Taichi functions below contain no branch on the scheme.
+Each reconstruction has a ghost width g and two views of the same numbers:
+
+- `face_states(stencil, dt_dx)` takes the 2g cell vectors around the face between cells i-1
+  and i (cells i-g .. i+g-1) and returns the left and right states at that face;
+- `cell_states(stencil, dt_dx)` takes the 2g - 1 cell vectors centred on cell i and returns
+  the values at its lower and upper faces (the right state of face i-1/2, the left state of
+  face i+1/2), bit for bit what face_states gives there. A sweep walking along an axis calls
+  it once per cell, so the work a cell's two face values share (WENO smoothness indicators,
+  PLM slopes, the MUSCL-Hancock predictor) is done once.
+
+dt_dx (time step over cell width) is used only by schemes with a time predictor
+(MUSCL-Hancock). Operations are component-wise on vectors. Every choice (scheme, limiter,
+theta, epsilon) is made here in Python while the kernels compile: the Taichi functions below
+contain no branch on the scheme.
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ class Reconstruction:
     name: str
     ghost: int
     face_states: Callable
+    cell_states: Callable
 
 
 # --- slope limiters ---------------------------------------------------------------------
@@ -110,26 +119,40 @@ def make_limiter(scheme: dict):
 
 
 # --- piecewise constant and piecewise linear ----------------------------------------------
-def first_order(stencil, dt_dx):
+def first_order_faces(stencil, dt_dx):
     return stencil[0], stencil[1]
 
 
+def first_order_cell(stencil, dt_dx):
+    return stencil[0], stencil[0]
+
+
 def make_plm(limiter):
+    """(face_states, cell_states) of the limited linear profile."""
+
     @ti.func
-    def plm(a, b, c, d):
-        left = b + 0.5 * limiter(b - a, c - b)
-        right = c - 0.5 * limiter(c - b, d - c)
-        return left, right
+    def ends(a, b, c):
+        """Values of the middle cell's linear profile at its lower and upper faces."""
+        half_slope = 0.5 * limiter(b - a, c - b)
+        return b - half_slope, b + half_slope
 
     def face_states(stencil, dt_dx):
-        return plm(*stencil)
+        a, b, c, d = stencil
+        _, left = ends(a, b, c)
+        right, _ = ends(b, c, d)
+        return left, right
 
-    return face_states
+    def cell_states(stencil, dt_dx):
+        return ends(*stencil)
+
+    return face_states, cell_states
 
 
 # --- WENO ---------------------------------------------------------------------------------
-# A weno function of 2g - 1 cell values gives the value at the face between its middle cell
-# and the next one, biased towards the middle cell; the right state mirrors the stencil.
+# A WENO face value of 2g - 1 cells is biased towards the middle cell and lies on its upper
+# face; the value on its lower face is the same function of the mirrored cells. Both use the
+# middle cell's smoothness indicators, written so that mirroring the cells mirrors them bit for
+# bit: a cell computes them once for its two faces, and mirror-symmetric data stay symmetric.
 
 
 def _upwind_pair(value, g: int):
@@ -141,26 +164,49 @@ def _upwind_pair(value, g: int):
     return face_states
 
 
+def _splat(cell):
+    """cell_states from a function of the 2g - 1 cells (no time predictor)."""
+
+    def cell_states(s, dt_dx):
+        return cell(*s)
+
+    return cell_states
+
+
 def make_weno3(eps: float):
-    """Third-order WENO (Jiang & Shu 1996, r = 2): candidates on {i-1, i} and {i, i+1}."""
+    """Third-order WENO (Jiang & Shu 1996, r = 2): candidates on {i-1, i} and {i, i+1}.
+    Returns (face value, cell's two face values)."""
     eps = float(eps)
 
     @ti.func
-    def weno3(a, b, c):
-        alpha0 = (1.0 / 3.0) / (eps + (b - a) ** 2) ** 2
-        alpha1 = (2.0 / 3.0) / (eps + (c - b) ** 2) ** 2
-        q0 = -0.5 * a + 1.5 * b
-        q1 = 0.5 * (b + c)
-        return (alpha0 * q0 + alpha1 * q1) / (alpha0 + alpha1)
+    def factor(x, y):
+        return 1.0 / (eps + (y - x) ** 2) ** 2
 
-    return weno3
+    @ti.func
+    def combine(a, b, c, f_lower, f_upper):
+        """Value between b and c from the indicator factors of {a, b} and {b, c}."""
+        alpha0, alpha1 = (1.0 / 3.0) * f_lower, (2.0 / 3.0) * f_upper
+        return (alpha0 * (-0.5 * a + 1.5 * b) + alpha1 * (0.5 * (b + c))) / (alpha0 + alpha1)
+
+    @ti.func
+    def value(a, b, c):
+        return combine(a, b, c, factor(a, b), factor(b, c))
+
+    @ti.func
+    def cell(a, b, c):
+        f_lower, f_upper = factor(a, b), factor(b, c)
+        return combine(c, b, a, f_upper, f_lower), combine(a, b, c, f_lower, f_upper)
+
+    return value, cell
 
 
 @ti.func
 def _weno5_smoothness(a, b, c, d, e):
-    beta0 = 13.0 / 12.0 * (a - 2.0 * b + c) ** 2 + 0.25 * (a - 4.0 * b + 3.0 * c) ** 2
-    beta1 = 13.0 / 12.0 * (b - 2.0 * c + d) ** 2 + 0.25 * (b - d) ** 2
-    beta2 = 13.0 / 12.0 * (c - 2.0 * d + e) ** 2 + 0.25 * (3.0 * c - 4.0 * d + e) ** 2
+    """Jiang & Shu indicators of the three candidate stencils; (e, d, c, b, a) gives
+    (beta2, beta1, beta0) bit for bit (sums are commutative, not associative)."""
+    beta0 = 13.0 / 12.0 * ((a + c) - 2.0 * b) ** 2 + 0.25 * ((a + 3.0 * c) - 4.0 * b) ** 2
+    beta1 = 13.0 / 12.0 * ((b + d) - 2.0 * c) ** 2 + 0.25 * (b - d) ** 2
+    beta2 = 13.0 / 12.0 * ((e + c) - 2.0 * d) ** 2 + 0.25 * ((e + 3.0 * c) - 4.0 * d) ** 2
     return beta0, beta1, beta2
 
 
@@ -172,18 +218,18 @@ def _weno5_candidates(a, b, c, d, e):
     return q0, q1, q2
 
 
-def _js_weights(eps: float):
+def _js_factors(eps: float):
     """Jiang & Shu (1996): alpha_k = d_k / (eps + beta_k)^2."""
     eps = float(eps)
 
     @ti.func
-    def weights(beta0, beta1, beta2):
-        return 0.1 / (eps + beta0) ** 2, 0.6 / (eps + beta1) ** 2, 0.3 / (eps + beta2) ** 2
+    def factors(beta0, beta1, beta2):
+        return 1.0 / (eps + beta0) ** 2, 1.0 / (eps + beta1) ** 2, 1.0 / (eps + beta2) ** 2
 
-    return weights
+    return factors
 
 
-def _z_weights(eps: float):
+def _z_factors(eps: float):
     """Borges et al. (2008): alpha_k = d_k (1 + (tau5 / (beta_k + eps))^2), tau5 = |beta0 - beta2|.
 
     tau5 is O(h^5) on smooth data, much smaller than the beta_k, so the weights stay close
@@ -191,27 +237,37 @@ def _z_weights(eps: float):
     eps = float(eps)
 
     @ti.func
-    def weights(beta0, beta1, beta2):
+    def factors(beta0, beta1, beta2):
         tau5 = ti.abs(beta0 - beta2)
-        return (0.1 * (1.0 + (tau5 / (beta0 + eps)) ** 2), 0.6 * (1.0 + (tau5 / (beta1 + eps)) ** 2),
-                0.3 * (1.0 + (tau5 / (beta2 + eps)) ** 2))
+        return 1.0 + (tau5 / (beta0 + eps)) ** 2, 1.0 + (tau5 / (beta1 + eps)) ** 2, 1.0 + (tau5 / (beta2 + eps)) ** 2
 
-    return weights
+    return factors
 
 
-def make_weno5(weights):
-    """Fifth-order WENO face value with the given nonlinear weights (JS or Z)."""
+def make_weno5(factors):
+    """Fifth-order WENO, alpha_k = d_k factor_k(beta) with linear weights d = (0.1, 0.6, 0.3).
+    Returns (face value, cell's two face values)."""
 
     @ti.func
-    def weno5(a, b, c, d, e):
-        beta0, beta1, beta2 = _weno5_smoothness(a, b, c, d, e)
-        alpha0, alpha1, alpha2 = weights(beta0, beta1, beta2)
+    def combine(a, b, c, d, e, f0, f1, f2):
+        """Value between c and d from the cells a..e and the factors of their stencils."""
         q0, q1, q2 = _weno5_candidates(a, b, c, d, e)
+        alpha0, alpha1, alpha2 = 0.1 * f0, 0.6 * f1, 0.3 * f2
         return (alpha0 * q0 + alpha1 * q1 + alpha2 * q2) / (alpha0 + alpha1 + alpha2)
 
-    return weno5
+    @ti.func
+    def value(a, b, c, d, e):
+        beta0, beta1, beta2 = _weno5_smoothness(a, b, c, d, e)
+        f0, f1, f2 = factors(beta0, beta1, beta2)
+        return combine(a, b, c, d, e, f0, f1, f2)
 
+    @ti.func
+    def cell(a, b, c, d, e):
+        beta0, beta1, beta2 = _weno5_smoothness(a, b, c, d, e)
+        f0, f1, f2 = factors(beta0, beta1, beta2)
+        return combine(e, d, c, b, a, f2, f1, f0), combine(a, b, c, d, e, f0, f1, f2)
 
+    return value, cell
 
 
 # --- MUSCL-Hancock --------------------------------------------------------------------------
@@ -247,15 +303,19 @@ def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
         return from_cons(u_minus + change), from_cons(u_plus + change)
 
     @ti.func
-    def muscl_hancock(a, b, c, d, dt_dx):
-        _, left = evolved_ends(b, limiter(b - a, c - b), dt_dx)
-        right, _ = evolved_ends(c, limiter(c - b, d - c), dt_dx)
-        return left, right
+    def cell_ends(a, b, c, dt_dx):
+        return evolved_ends(b, limiter(b - a, c - b), dt_dx)
 
     def face_states(stencil, dt_dx):
-        return muscl_hancock(*stencil, dt_dx)
+        a, b, c, d = stencil
+        _, left = cell_ends(a, b, c, dt_dx)
+        right, _ = cell_ends(b, c, d, dt_dx)
+        return left, right
 
-    return face_states
+    def cell_states(stencil, dt_dx):
+        return cell_ends(*stencil, dt_dx)
+
+    return face_states, cell_states
 
 
 # --- the factory ----------------------------------------------------------------------------
@@ -268,23 +328,25 @@ def weno_epsilon(scheme: dict, dtype=None) -> float:
     return max(eps, 1e-15 if dtype == ti.f32 else 1e-100)
 
 
+# name: (ghost width, factory, its WENO5 weight factors or None)
+WENO = {"weno3": (2, make_weno3, None), "weno5": (3, make_weno5, _js_factors), "weno5z": (3, make_weno5, _z_factors)}
+
+
 def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
     """The reconstruction a case's [scheme] asks for; phys serves time predictors."""
     name, limiter_name = scheme["reconstruction"], scheme.get("limiter", "mc")
     eps = weno_epsilon(scheme, phys.dtype if phys is not None else None)
     if name == "first_order":
-        return Reconstruction(name, 1, first_order)
+        return Reconstruction(name, 1, first_order_faces, first_order_cell)
     if name == "plm":
-        return Reconstruction(f"plm-{limiter_name}", 2, make_plm(make_limiter(scheme)))
-    if name == "weno3":
-        return Reconstruction(name, 2, _upwind_pair(make_weno3(eps), 2))
-    if name == "weno5":
-        return Reconstruction(name, 3, _upwind_pair(make_weno5(_js_weights(eps)), 3))
-    if name == "weno5z":
-        return Reconstruction(name, 3, _upwind_pair(make_weno5(_z_weights(eps)), 3))
+        return Reconstruction(f"plm-{limiter_name}", 2, *make_plm(make_limiter(scheme)))
+    if name in WENO:
+        g, make, factors = WENO[name]
+        value, cell = make(factors(eps)) if factors else make(eps)
+        return Reconstruction(name, g, _upwind_pair(value, g), _splat(cell))
     if name == "muscl_hancock":
         if phys is None:
             raise ValueError("muscl_hancock needs the model's physics for its predictor")
-        face_states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
-        return Reconstruction(f"muscl_hancock-{limiter_name}", 2, face_states)
+        states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
+        return Reconstruction(f"muscl_hancock-{limiter_name}", 2, *states)
     raise ValueError(f"unknown reconstruction '{name}'")

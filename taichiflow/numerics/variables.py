@@ -2,7 +2,10 @@
 
 The face kernel hands the reconstruction a stencil of primitive vectors; a transform maps
 it into the reconstructed variables and maps the two face states back to primitive ones.
-Everything here is resolved while compiling.
+`per_cell` says whether the transform of a cell depends on that cell alone: then a sweep may
+reconstruct each cell once for both of its faces; otherwise (characteristic variables, whose
+basis belongs to the face) it reconstructs per face. Everything here is resolved while
+compiling.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ def _apply(matrix, vector):
 
 
 class Primitive:
+    per_cell = True
+
     def forward(self, stencil, g):
         return stencil, None
 
@@ -24,6 +29,8 @@ class Primitive:
 
 
 class Conserved:
+    per_cell = True
+
     def __init__(self, phys):
         self.phys = phys
 
@@ -36,6 +43,8 @@ class Conserved:
 
 class Characteristic:
     """Project on the left eigenvectors of the mean of the two cells beside the face."""
+
+    per_cell = False
 
     def __init__(self, phys):
         self.phys = phys
