@@ -542,7 +542,7 @@ SCHEMA = Table({
         "segment": Key(Segments(), []),
         "block_dim": Key(Int(ge=0), 0),
         # Reconstruct each cell once for both its faces, or each face from its own stencil
-        # (the same bits; auto: the faster one for the precision, compiler.RECONSTRUCT_PER_CELL).
+        # (the same formulas; auto: the faster one where measured, compiler.RECONSTRUCT_PER_FACE).
         "reconstruct": Key(Choice("auto", "cell", "face"), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),

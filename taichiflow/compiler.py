@@ -15,8 +15,9 @@ cache (a register window of it measured no faster and compiled 3x slower; docs/p
 With [run] reconstruct = "cell" (where the reconstructed variables of a cell depend on that
 cell alone: primitive, conserved) each cell is reconstructed once for both of its faces and its
 upper face state is carried to the next face; "face" reconstructs both states of each face
-from its own stencil. Both give the same bits; which is faster depends on the precision
-(RECONSTRUCT_PER_CELL).
+from its own stencil. Both evaluate the same formulas (bit for bit on a CPU; CUDA fuses
+multiply-adds differently in the two loops); which is faster depends on the machine and
+precision (RECONSTRUCT_PER_FACE).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.

@@ -186,22 +186,28 @@ def face_and_cell_states(arch, scheme: dict, w: np.ndarray):
 
 
 @pytest.mark.parametrize("scheme", CELL_SCHEMES, ids=[s["reconstruction"] + "-" + s.get("limiter", "") for s in CELL_SCHEMES])
-def test_cell_states_are_the_face_states_bit_for_bit(scheme, arch):
-    """The sweeps reconstruct each cell once for its two faces; that must give exactly the
-    per-face states (here on rough data, where the WENO weights and limiters are far from
-    their linear values), and mirrored cells must give mirrored states bit for bit."""
+def test_cell_states_are_the_face_states(scheme, arch):
+    """The sweeps reconstruct each cell once for its two faces; that must give the per-face
+    states (here on rough data, where the WENO weights and limiters are far from their linear
+    values), and mirrored cells mirrored states: bit for bit on the CPU, to rounding on CUDA
+    (which fuses multiply-adds where it sees fit, differently in different code)."""
+    tol = 1e-13 if arch == "cuda" else 0.0
+
+    def same(a, b):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
     rng = np.random.default_rng(3)
     n = 40
     w = np.column_stack([rng.uniform(0.5, 2.0, n), rng.uniform(-1.0, 1.0, (n, 3)), rng.uniform(0.5, 2.0, n)])
     w[n // 2:, (0, 4)] *= 10.0  # and a jump
     g, (left, right, lower, upper) = face_and_cell_states(arch, scheme, w)
     faces = slice(g, n - g + 1)
-    assert np.array_equal(left[faces], upper[g - 1:n - g])  # face i - 1/2: upper state of cell i - 1
-    assert np.array_equal(right[faces], lower[faces])       # and lower state of cell i
+    same(left[faces], upper[g - 1:n - g])  # face i - 1/2: upper state of cell i - 1
+    same(right[faces], lower[faces])       # and lower state of cell i
     if g > 1:
         assert np.abs(upper[faces] - lower[faces]).max() > 0.1  # the two faces of a cell differ
     if scheme["reconstruction"] != "muscl_hancock":  # its predictor takes u as a normal velocity
         _, (_, _, lower_m, upper_m) = face_and_cell_states(arch, scheme, w[::-1].copy())
         inner = slice(g - 1, n - g + 1)
-        assert np.array_equal(lower_m[::-1][inner], upper[inner])
-        assert np.array_equal(upper_m[::-1][inner], lower[inner])
+        same(lower_m[::-1][inner], upper[inner])
+        same(upper_m[::-1][inner], lower[inner])

@@ -31,8 +31,13 @@ def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the
                 {"segment": 16, "reconstruct": "face"}, {"segment": 1, "reconstruct": "face"}):
         fields, fallbacks = colliding_blasts_3d(tmp_path, arch, **run)
         assert fallbacks == counted, run
+        # CUDA contracts multiply-adds where it sees fit, which differs between the two
+        # reconstruction loops (the same formulas): equal to rounding there, bit for bit here.
+        # (on an H100 within 1e-11 relative, 9.4e-17 apart where velocities are near 0)
+        rounding = 1e-10 if arch == "cuda" and run.get("reconstruct") == "face" else 0.0
         for name in reference:
-            assert np.array_equal(fields[name], reference[name]), (run, name)
+            atol = rounding * np.abs(reference[name]).max()
+            np.testing.assert_allclose(fields[name], reference[name], rtol=0.0, atol=atol, err_msg=str((run, name)))
 
 
 def sod_blowing_up(**run):
