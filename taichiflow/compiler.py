@@ -156,7 +156,7 @@ class Solver:
     """Fields and compiled kernels for one (model, params, scheme, grid, precision)."""
 
     def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype,
-                 keep_last_good=True, segment=(), block_dim=0, reconstruct="auto"):
+                 keep_last_good=True, segment=(), block_dim=0, per_cell=(False, False)):
         self.dim = len(cells)
         self.cells = tuple(int(n) for n in cells)
         self.lower = tuple(float(x) for x in lower)
@@ -190,10 +190,9 @@ class Solver:
                                  offset=tuple(-g for _ in self.cells), layout=lay)
         self.segments = sweep_segments(list(segment) if isinstance(segment, tuple) else segment, self.dim)
         self.block_dim = int(block_dim)
-        precision = "f32" if dtype == ti.f32 else "f64"
-        arch = "cuda" if impl.current_cfg().arch == ti.cuda else "cpu"
-        self.per_cell = [reconstructs_per_cell(reconstruct, s.get("variables", "primitive"), arch, precision)
-                         for s in ([scheme] + ([{**scheme, **retry}] if retry else []))]
+        # Whether the sweeps of the scheme and of its retry scheme reconstruct per cell
+        # (reconstructs_per_cell decides).
+        self.per_cell = list(per_cell)
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():

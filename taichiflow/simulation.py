@@ -88,15 +88,17 @@ class Simulation:
                             "(a retried step starts again from the kept state)")
         # SSP stages read U0 whatever keep_last_good says; then the last good state is kept anyway.
         keep = run["keep_last_good"] or any(stage.c0 != 0.0 for stage in self.stages)
+        retry = case["scheme"]["retry"]
+        schemes = [case["scheme"]] + ([{**case["scheme"], **retry}] if retry else [])
         try:
             segments = sweep_segments(run["segment"], len(self.cells))
-            for scheme in (case["scheme"], {**case["scheme"], **(case["scheme"]["retry"] or {})}):
-                reconstructs_per_cell(run["reconstruct"], scheme.get("variables", "primitive"), self.arch, self.precision)
+            per_cell = [reconstructs_per_cell(run["reconstruct"], scheme.get("variables", "primitive"),
+                                              self.arch, self.precision) for scheme in schemes]
         except ValueError as err:
             raise case_mod.CaseError(f"{where}: {err}") from None
         self.solver = Solver(self.model, self.params, case["scheme"], self.cells, self.lower, self.upper,
                              self._boundary_kinds(), inflow, self.dtype, keep_last_good=keep,
-                             segment=segments, block_dim=run["block_dim"], reconstruct=run["reconstruct"])
+                             segment=segments, block_dim=run["block_dim"], per_cell=per_cell)
         self.set_primitive(self._initial_state(initial, where))
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.retries = 0          # steps redone with the [scheme] retry fluxes, since the last row

@@ -328,8 +328,10 @@ def weno_epsilon(scheme: dict, dtype=None) -> float:
     return max(eps, 1e-15 if dtype == ti.f32 else 1e-100)
 
 
-# name: (ghost width, factory, its WENO5 weight factors or None)
-WENO = {"weno3": (2, make_weno3, None), "weno5": (3, make_weno5, _js_factors), "weno5z": (3, make_weno5, _z_factors)}
+# name: (ghost width, epsilon -> (face value, cell's two face values))
+WENO = {"weno3": (2, make_weno3),
+        "weno5": (3, lambda eps: make_weno5(_js_factors(eps))),
+        "weno5z": (3, lambda eps: make_weno5(_z_factors(eps)))}
 
 
 def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
@@ -341,8 +343,8 @@ def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
     if name == "plm":
         return Reconstruction(f"plm-{limiter_name}", 2, *make_plm(make_limiter(scheme)))
     if name in WENO:
-        g, make, factors = WENO[name]
-        value, cell = make(factors(eps)) if factors else make(eps)
+        g, make = WENO[name]
+        value, cell = make(eps)
         return Reconstruction(name, g, _upwind_pair(value, g), _splat(cell))
     if name == "muscl_hancock":
         if phys is None:
