@@ -160,7 +160,7 @@ def _modelled_traffic_per_cell_step(solver, stages, dim, precision) -> float:
                  + dim * nW         # each axis sweep reads W (its stencil from registers)
                  + 2 * dim * nU     # and reads and writes R
                  + 2 * nU)          # the last sweep reads and writes U
-    save = 2 * nU if solver.keep_last_good else 0  # the copy of U to U0
+    save = nU if solver.keep_last_good else 0  # U0 written by the first stage's last sweep
     return (stages * per_stage + save) * size
 
 

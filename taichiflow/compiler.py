@@ -7,7 +7,8 @@ The only module that knows the kernel structure. One right-hand-side evaluation 
     per axis d:  sweep[d]   each thread walks a segment of cells along d, computing the face
                             fluxes F = riemann(reconstruct(W stencil)) in order and, from the
                             two faces of each cell, R = a R + dt (-dF/dx); the last axis also
-                            applies the integrator stage U = c0 U0 + c1 U + c2 R
+                            applies the integrator stage U = c0 U0 + c1 U + c2 R and at the
+                            first stage keeps the step's start in U0 (StageFlags)
 
 Walking along the axis keeps the flux of the shared face in registers, so no flux array
 exists and each face is solved once (plus one per segment); the W stencil is re-read from
@@ -22,6 +23,8 @@ precision (RECONSTRUCT_PER_FACE).
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 import taichi as ti
@@ -48,6 +51,35 @@ RECONSTRUCT_PER_FACE = {("cuda", "f32")}
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
 SEGMENT_STRIDED = 16
 SEGMENT_CONTIGUOUS = 2
+WARP = 32                   # CUDA threads that exchange values through shuffles
+ALL_LANES = 0xFFFFFFFF
+# [run] shuffle = "auto": where measured faster (docs/performance.md): on an H100 at 256^3 the
+# shuffle sweep made WENO5 + HLLC 11% faster in f64, but 5% slower in f32 (Euler and two-phase;
+# its one face per thread hides latency worse than walking segments) and equal for PLM.
+SHUFFLE_LAST_AXIS = {("cuda", "f64")}
+
+
+def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int) -> bool:
+    """Whether the last axis is swept with warp shuffles ([run] shuffle): one face per thread,
+    the flux of the face above taken from the neighbouring thread. CUDA only; a thread's lane
+    is its loop index mod 32, so blocks must be whole warps."""
+    if shuffle == "auto":
+        shuffle = (arch, precision) in SHUFFLE_LAST_AXIS
+    if shuffle and arch != "cuda":
+        raise ValueError("[run] shuffle = true needs arch = 'cuda' (warp shuffles are GPU instructions)")
+    if shuffle and block_dim % WARP:
+        raise ValueError(f"[run] shuffle needs block_dim a multiple of {WARP}, not {block_dim}")
+    return bool(shuffle)
+
+
+class StageFlags(NamedTuple):
+    """What a sweep reads and writes besides W and R; each distinct value compiles its own
+    kernel. The first stage's last sweep keeps the state of the step's start in U0 (instead
+    of a copy kernel: one pass over memory less). W cannot be written there for the next stage:
+    the sweep's other threads still read their stencils from it."""
+    read_r: bool    # R = keep R + ...; a stage that starts the register (keep = 0) skips the read
+    use_u0: bool    # U = c0 U0 + ... (SSP stages)
+    save_u0: bool   # U0 = U before the first stage's update (the last good state)
 
 
 def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str) -> bool:
@@ -113,6 +145,42 @@ def _linear_index(I, cells):
 
 
 @ti.func
+def _shuffle_f32(x, up: ti.template()):
+    """x of the previous lane (up = True) or of the next one (up = False)."""
+    moved = x
+    if ti.static(up):
+        moved = ti.simt.warp.shfl_up_f32(ti.u32(ALL_LANES), x, 1)
+    else:
+        moved = ti.simt.warp.shfl_down_f32(ti.u32(ALL_LANES), x, 1)
+    return moved
+
+
+@ti.func
+def _shuffle_i32(x, up: ti.template()):
+    moved = x
+    if ti.static(up):
+        moved = ti.simt.warp.shfl_up_i32(ti.u32(ALL_LANES), x, 1)
+    else:
+        moved = ti.simt.warp.shfl_down_i32(ti.u32(ALL_LANES), x, 1)
+    return moved
+
+
+@ti.func
+def _shuffle_f64(x, up: ti.template()):
+    """A 64-bit value moves as two 32-bit halves (the shuffles are 32-bit)."""
+    bits = ti.bit_cast(x, ti.i64)
+    low = _shuffle_i32(ti.cast(bits, ti.i32), up)
+    high = _shuffle_i32(ti.cast(bits >> 32, ti.i32), up)
+    return ti.bit_cast((ti.cast(high, ti.i64) << 32) | ti.cast(ti.cast(low, ti.u32), ti.i64), ti.f64)
+
+
+def _shuffled(vector, n: int, dtype, up: bool):
+    """Every component of a vector of n values taken from the neighbouring lane."""
+    move = _shuffle_f32 if dtype == ti.f32 else _shuffle_f64
+    return ti.Vector([move(component(vector, k), up) for k in range(n)])
+
+
+@ti.func
 def _magnitude_mask(bits):
     """All bits but the sign where bits < 0, else 0 (no 64-bit literal: Taichi's are i32)."""
     return ti.cast(ti.cast(bits >> 63, ti.u64) >> 1, ti.i64)
@@ -156,7 +224,7 @@ class Solver:
     """Fields and compiled kernels for one (model, params, scheme, grid, precision)."""
 
     def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype,
-                 keep_last_good=True, segment=(), block_dim=0, per_cell=(False, False)):
+                 keep_last_good=True, segment=(), block_dim=0, per_cell=(False, False), shuffle=False):
         self.dim = len(cells)
         self.cells = tuple(int(n) for n in cells)
         self.lower = tuple(float(x) for x in lower)
@@ -193,6 +261,7 @@ class Solver:
         # Whether the sweeps of the scheme and of its retry scheme reconstruct per cell
         # (reconstructs_per_cell decides).
         self.per_cell = list(per_cell)
+        self.shuffle = bool(shuffle)  # the last axis swept with warp shuffles (uses_shuffle decides)
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -209,10 +278,11 @@ class Solver:
         self.rate_slots.fill(0)
         _fill_keys(self.key_slots, LOWEST_KEY)
         self.repairs = ti.field(ti.i64, shape=())     # cells the model's repair() changed
-        # Fallbacks are counted per sweep thread, not with an atomic: an atomic counter in the
-        # face kernel made it 2-5x slower on an H200 even where it never fired. A thread owns its
-        # counter in every sweep (axes run one after the other); the sum is taken on demand.
-        self.fallbacks = ti.field(ti.i32, shape=max(self._sweep_threads(d) for d in range(self.dim))
+        # Fallbacks are counted per sweep thread (per warp with shuffles), not on one address:
+        # an atomic counter in the face kernel made it 2-5x slower on an H200 even where it never
+        # fired. The counters serve every sweep (axes run one after the other); the sum is
+        # taken on demand.
+        self.fallbacks = ti.field(ti.i32, shape=max(self._fallback_counters(d) for d in range(self.dim))
                                   if self.fallback else ())
         self.fallback_total = ti.field(ti.i64, shape=())
         self.totals = ti.Vector.field(nU, ti.f64, shape=())
@@ -232,8 +302,27 @@ class Solver:
         return [(0, (n + L - 1) // L) if d == axis else (0, self.cells[d])
                 for d in range(self.dim)]
 
-    def _sweep_threads(self, axis) -> int:
+    def _fallback_counters(self, axis) -> int:
+        """Counters the sweep along axis uses: one per walking thread, or one per warp."""
+        if self.shuffle and axis == self.dim - 1:
+            return max(self._shuffle_layout(lead)[3] // WARP for lead in (1, 2))
         return int(np.prod([b - a for a, b in self._sweep_ranges(axis)]))
+
+    def _shuffle_layout(self, lead: int):
+        """(slots per row, slots per warp, slots, threads) of the warp-shuffle sweep along the
+        last axis. Each row of it is n + lead face slots (f = 1 - lead .. n; slot f is the face
+        below cell f, and with per-cell reconstruction (lead 2) the lane of f = -1 only
+        reconstructs cell -1), laid out row after row; a warp takes 32 consecutive slots,
+        overlapping the next warp by lead: the lanes before its first owned face and its last
+        lane, whose face only serves the cell below it."""
+        n = self.cells[-1]
+        slots_per_row = n + lead
+        stride = WARP - lead
+        total = int(np.prod(self.cells[:-1])) * slots_per_row
+        threads = (total + stride - 1) // stride * WARP
+        if threads >= 2 ** 31:
+            raise ValueError(f"the grid {self.cells} needs {threads} sweep threads; 32-bit indices end at 2^31")
+        return slots_per_row, stride, total, threads
 
     def _face_scheme(self, scheme):
         """(reconstruction, Riemann solver, reconstructed variables) of a [scheme] table."""
@@ -337,8 +426,9 @@ class Solver:
         advected, unit = phys.advected_indices, phys.n_flux - 1
         has_source = "source" in self.model.functions
 
-        def make_sweep(axis, last, recon, riemann, variables, per_cell):
-            """The fused flux-and-update kernel of one axis (see the module docstring)."""
+        def make_sweep(axis, last, recon, riemann, variables, per_cell, shuffle):
+            """The fused flux-and-update kernel of one axis (see the module docstring); shuffle:
+            the warp-shuffle variant (last axis, CUDA)."""
             ranges = self._sweep_ranges(axis)
             seg_shape = [b for _, b in ranges]
             L, n = self.segments[axis], cells[axis]
@@ -384,28 +474,46 @@ class Solver:
                 transformed, context = variables.forward(stencil, g)
                 return variables.backward(*recon.cell_states(transformed, dt_dx), context)
 
+            reads_u = last or len(advected) > 0  # (sources are added on the last axis)
+
             @ti.func
-            def update(I, f_lo, f_hi, dt, keep, c0, c1, c2, t, use_u0: ti.template(), read_r: ti.template()):
-                """R (and on the last axis U) of cell I from the fluxes through its two faces."""
-                u = U[I]
+            def load_cell(I, flags: ti.template()):
+                """The values of cell I that its update reads (U, R, U0; zeros for those the
+                stage does not read), loaded early: their latency then hides behind the flux
+                computation (the R read after it kept the sweeps waiting: 0.69 against 0.47 ms
+                per axis without it, H100, 256^3)."""
+                u, r, u0 = ti.Vector.zero(dtype, nU), ti.Vector.zero(dtype, nU), ti.Vector.zero(dtype, nU)
+                if ti.static(reads_u):
+                    u = U[I]
+                if ti.static(flags.read_r):
+                    r = R[I]
+                if ti.static(last and flags.use_u0):
+                    u0 = U0[I]
+                return u, r, u0
+
+            @ti.func
+            def update(I, f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t, flags: ti.template()):
+                """R (and on the last axis U) of cell I from the fluxes through its two faces and
+                its values from load_cell; flags (StageFlags) say which the stage uses and writes."""
                 rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
                 for k in ti.static(advected):
                     rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
                 r = dt * rhs
-                if ti.static(read_r):  # a stage that starts the register (keep = 0) never reads
-                    r += keep * R[I]    # it: no traffic, and no NaN of a failed step kept as 0 * NaN
+                if ti.static(flags.read_r):  # a stage that starts the register (keep = 0) never
+                    r += keep * r_old         # reads it: no traffic, and no NaN of a failed step kept as 0 * NaN
                 if ti.static(last):
                     if ti.static(has_source):
                         r += dt * phys.source(u, W[I], _cell_center(I, lower, dx), t)
                     u_new = c1 * u + c2 * r
-                    if ti.static(use_u0):  # low-storage schemes never read U0
-                        u_new += c0 * U0[I]
+                    if ti.static(flags.use_u0):  # low-storage schemes never read U0
+                        u_new += c0 * u0
+                    if ti.static(flags.save_u0):
+                        U0[I] = u
                     U[I] = u_new
                 R[I] = r
 
             @ti.kernel
-            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, use_u0: ti.template(),
-                      read_r: ti.template()):
+            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, flags: ti.template()):
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
                 for S in ti.grouped(ti.ndrange(*ranges)):
@@ -413,7 +521,10 @@ class Solver:
                     f_lo = ti.Vector.zero(dtype, phys.n_flux)
                     upper = ti.Vector.zero(dtype, nW)  # per cell: the last cell's upper face state
                     replaced = 0
-                    for i in range(first - lead, ti.min(first + L, n)):
+                    end = ti.min(first + L, n)
+                    # the values of the cell updated next, loaded one iteration ahead
+                    u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), flags)
+                    for i in range(first - lead, end):
                         # f_hi: the flux through face i + 1/2, once i >= first - 1
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
                         if ti.static(per_cell):
@@ -427,23 +538,68 @@ class Solver:
                         if i >= first or first == 0:  # count each face once: the upper faces it owns
                             replaced += more
                         if i >= first:
-                            update(_with_axis(S, axis, i, dim), f_lo, f_hi, dt, keep, c0, c1, c2, t, use_u0, read_r)
+                            update(_with_axis(S, axis, i, dim), f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t,
+                                   flags)
+                            u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(i + 1, end - 1), dim), flags)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
                             fallbacks[ti.cast(_linear_index(S, seg_shape), ti.i32)] += replaced
 
-            return sweep
+            if not shuffle:
+                return sweep
 
-        self._sweep = [make_sweep(d, d == dim - 1, self.recon, self.riemann, self.variables, self.per_cell[0])
+            # The last axis with warp shuffles: a thread per face slot (see _shuffle_layout).
+            slots_per_row, stride, total_slots, threads = self._shuffle_layout(lead)
+            rows = cells[:axis]
+
+            def row_start(row):
+                """Index vector of cell 0 along the axis in row `row` of the axes before it."""
+                index, rest = [], row
+                for d in reversed(range(axis)):
+                    index.insert(0, rest % rows[d])
+                    rest = rest // rows[d]
+                return ti.Vector(index + [0])
+
+            @ti.kernel
+            def shuffle_sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float,
+                              flags: ti.template()):
+                dt_dx = dt * inv_dx[axis]
+                ti.loop_config(block_dim=block_dim)
+                for thread in range(threads):
+                    lane = thread % WARP
+                    slot = (thread // WARP) * stride + lane
+                    clamped = ti.min(slot, total_slots - 1)  # lanes past the end compute, write nothing
+                    f = clamped % slots_per_row - (lead - 1)  # this lane's face is f - 1/2 (cells f-1 | f)
+                    row = clamped // slots_per_row
+                    S = row_start(row)
+                    cell = _with_axis(S, axis, ti.min(ti.max(f, 0), n - 1), dim)
+                    u, r_old, u0 = load_cell(cell, flags)  # first: their latency hides behind the flux
+                    f_lo, more = ti.Vector.zero(dtype, phys.n_flux), 0
+                    if ti.static(per_cell):  # the cell above the face, its upper state to the next lane
+                        lower, upper = cell_faces(cells_at(S, f + 1 - g, 2 * g - 1), dt_dx)
+                        left = _shuffled(upper, nW, dtype, True)  # lane 0: its own, never used
+                        f_lo, more = solve(left, lower, S, ti.max(f, 0) - 1, dt_dx)
+                    else:
+                        f_lo, more = face_flux(cells_at(S, f - g, 2 * g), S, f - 1, dt_dx)
+                    f_hi = _shuffled(f_lo, phys.n_flux, dtype, False)  # face f + 1/2, the next lane's
+                    # A face belongs to the lanes after the warp's lead-in and before its last,
+                    # whose face the next warp solves again.
+                    owner = slot < total_slots and lane >= lead - 1 and lane < WARP - 1 and f >= 0
+                    if ti.static(fallback):
+                        if owner and more != 0:
+                            fallbacks[thread // WARP] += more
+                    if owner and f < n:
+                        update(cell, f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t, flags)
+
+            return shuffle_sweep
+
+        self._sweep = [make_sweep(d, d == dim - 1, self.recon, self.riemann, self.variables, self.per_cell[0],
+                                  self.shuffle and d == dim - 1)
                        for d in range(dim)]
         if self.retry_scheme:
-            self._retry_sweep = [make_sweep(d, d == dim - 1, *self.retry_scheme, self.per_cell[1]) for d in range(dim)]
-
-        @ti.kernel
-        def save_state():
-            for I in ti.grouped(ti.ndrange(*cells)):
-                U0[I] = U[I]
+            self._retry_sweep = [make_sweep(d, d == dim - 1, *self.retry_scheme, self.per_cell[1],
+                                            self.shuffle and d == dim - 1) for d in range(dim)]
 
         @ti.kernel
         def restore_state():
@@ -451,7 +607,7 @@ class Solver:
                 U[I] = U0[I]
 
         if U0 is None:
-            save_state = restore_state = None
+            restore_state = None
 
         nW = phys.W.n
         reduced = self.reduced
@@ -516,7 +672,7 @@ class Solver:
             for I in ti.grouped(ti.ndrange(*cells)):
                 U[I] = phys.cons(W[I])
 
-        self._save_state, self._restore_state, self._diagnostics = save_state, restore_state, diagnostics
+        self._restore_state, self._diagnostics = restore_state, diagnostics
         self._conserve = conserve
 
     def _build_boundaries(self):
@@ -570,8 +726,6 @@ class Solver:
         """One time step; `check_state` must have run on the current U. retry: with the
         [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
         sweep = self._retry_sweep if retry else self._sweep
-        if self.keep_last_good:
-            self._save_state()
         for s, stage in enumerate(stages):
             if s > 0:
                 self._primitives()
@@ -579,7 +733,10 @@ class Solver:
             t_stage = t + stage.time * dt
             for d in range(self.dim):
                 keep = stage.a if d == 0 else 1.0
-                sweep[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, stage.c0 != 0.0, keep != 0.0)
+                last = d == self.dim - 1
+                flags = StageFlags(read_r=keep != 0.0, use_u0=last and stage.c0 != 0.0,
+                                   save_u0=last and s == 0 and self.keep_last_good)
+                sweep[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, flags)
 
     def restore_last_good(self) -> bool:
         """U back to the state at the start of the last step; False where it was not kept."""

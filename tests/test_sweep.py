@@ -10,11 +10,11 @@ from taichiflow.simulation import Simulation, SimulationError
 from test_symmetry import BLAST
 
 
-def colliding_blasts_3d(tmp_path, arch, **run):
+def colliding_blasts_3d(tmp_path, arch, precision="f64", **run):
     """A blast whose periodic images collide: fallbacks fire, every axis does work."""
     text = BLAST.format(cells=[12, 10, 14], lower=[-0.5] * 3, upper=[0.5] * 3, recon="weno5",
                         boundary='x = "periodic"\ny = "periodic"\nz = "periodic"')
-    case = precise(case_from_text(tmp_path, text), arch)
+    case = precise(case_from_text(tmp_path, text), arch, precision)
     case["run"].update(run)
     sim = Simulation(case)
     fallbacks = []
@@ -26,15 +26,21 @@ def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the
     reference, counted = colliding_blasts_3d(tmp_path, arch, segment=16, reconstruct="cell")
     assert sum(counted) > 0  # the fallback path is exercised too
     # one cell per thread, a length that does not divide any axis, one longer than every axis;
-    # each face reconstructed from its own stencil instead of each cell once for two faces
-    for run in ({"segment": 1}, {"segment": 5, "block_dim": 64}, {"segment": 100},
-                {"segment": 16, "reconstruct": "face"}, {"segment": 1, "reconstruct": "face"}):
+    # each face reconstructed from its own stencil instead of each cell once for two faces;
+    # on CUDA (where the last axis is swept with warp shuffles) also walking it in segments
+    runs = [{"segment": 1}, {"segment": 5, "block_dim": 64}, {"segment": 100},
+            {"segment": 16, "reconstruct": "face"}, {"segment": 1, "reconstruct": "face"}]
+    if arch == "cuda":
+        runs += [{"segment": 16, "reconstruct": "cell", "shuffle": False},
+                 {"segment": 3, "reconstruct": "face", "shuffle": False},
+                 {"segment": 16, "reconstruct": "face", "shuffle": True}]
+    for run in runs:
         fields, fallbacks = colliding_blasts_3d(tmp_path, arch, **run)
         assert fallbacks == counted, run
-        # CUDA contracts multiply-adds where it sees fit, which differs between the two
-        # reconstruction loops (the same formulas): equal to rounding there, bit for bit here.
+        # CUDA contracts multiply-adds where it sees fit, which differs between the loops of
+        # the kernels (the same formulas): equal to rounding there, bit for bit here.
         # (on an H100 within 1e-11 relative, 9.4e-17 apart where velocities are near 0)
-        rounding = 1e-10 if arch == "cuda" and run.get("reconstruct") == "face" else 0.0
+        rounding = 1e-10 if arch == "cuda" else 0.0
         for name in reference:
             atol = rounding * np.abs(reference[name]).max()
             np.testing.assert_allclose(fields[name], reference[name], rtol=0.0, atol=atol, err_msg=str((run, name)))
@@ -91,3 +97,25 @@ def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
     auto = Simulation(precise(load_case(CASES / "sod.toml", ["scheme.variables='characteristic'"])))
     assert auto.solver.per_cell == [False]  # auto falls back to faces
     assert Simulation(precise(load_case(CASES / "sod.toml"))).solver.per_cell == [True]  # CPU: per cell
+
+
+def test_warp_shuffles_need_cuda_and_whole_warps(arch):
+    if arch == "cpu":
+        with pytest.raises(CaseError, match="shuffle = true needs arch = 'cuda'"):
+            Simulation(precise(load_case(CASES / "sod.toml", ["run.shuffle=true"])))
+        assert not Simulation(precise(load_case(CASES / "sod.toml"))).solver.shuffle  # auto: CPU walks
+    else:
+        with pytest.raises(CaseError, match="block_dim a multiple of 32, not 48"):
+            Simulation(precise(load_case(CASES / "sod.toml", ["run.shuffle=true", "run.block_dim=48"]), arch))
+        assert Simulation(precise(load_case(CASES / "sod.toml"), arch)).solver.shuffle  # auto: f64 on CUDA
+
+
+@pytest.mark.cuda
+def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path):
+    """f32 values move through the shuffles whole (f64 ones in two halves, test above)."""
+    walked, walked_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=False)
+    shuffled, shuffled_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=True)
+    assert shuffled_fallbacks == walked_fallbacks and sum(walked_fallbacks) > 0
+    for name in walked:
+        scale = np.abs(walked[name]).max()
+        np.testing.assert_allclose(shuffled[name], walked[name], rtol=0.0, atol=1e-4 * scale, err_msg=name)

@@ -3,8 +3,9 @@
 # Run from the project root with the wheels of ../shared/tools/device-wheels.sh in .whl/:
 #   bash tools/gpu-check.sh            (SKIP_TESTS=1: bench only; SKIP_BENCH=1: tests only;
 #                                       BENCH_CELLS=256; SKIP_SWEEP=1; BIG=1: a 1024^3 run;
-#                                       GROUP=a|b|c: a third of the suite,
-#                                       as the whole no longer fits one 10-minute call)
+#                                       GROUP=a|b|c: a third of the suite;
+#                                       WORKERS=N: N pytest processes sharing the GPU,
+#                                       with pytest-xdist's wheels in .whl/)
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
@@ -23,7 +24,9 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     none) files="";;  # only the files given as arguments
     *) files="--ignore=test_io.py --ignore=test_viz.py";;
   esac
-  (cd tests && python3 -m pytest -q -rfE --arch cuda -p no:cacheprovider $files "$@" 2>&1 \
+  workers=${WORKERS:+-n $WORKERS}
+  # shellcheck disable=SC2086  # word lists
+  (cd tests && python3 -m pytest -q -rfE --arch cuda -p no:cacheprovider $workers $files "$@" 2>&1 \
       | tee "${OUT:-/tmp}/pytest-${GROUP:-all}.log" | tail -40)
 fi
 [ "${SKIP_BENCH:-0}" = 1 ] && exit 0
