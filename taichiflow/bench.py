@@ -89,8 +89,9 @@ def _background(model: str) -> str:
     return "{ " + ", ".join(values) + " }"
 
 
-def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
-                  cells=128, dim=3, precision="f32", arch="auto", steps=20, repeats=5, overrides=()) -> dict:
+def benchmark_case(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
+                   cells=128, dim=3, precision="f32", arch="auto", overrides=()) -> dict:
+    """The loaded case of a benchmark: a periodic unit box of cells^dim."""
     grid = [cells] * dim
     text = CASE.format(model=model, arch=arch, precision=precision, cells=grid, upper=[1.0] * dim,
                        background=_background(model),
@@ -99,8 +100,14 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.toml"
         path.write_text(text)
-        case = load_case(path, list(overrides))
-    sim = Simulation(case)
+        return load_case(path, list(overrides))
+
+
+def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
+                  cells=128, dim=3, precision="f32", arch="auto", steps=20, repeats=5, overrides=()) -> dict:
+    grid = [cells] * dim
+    sim = Simulation(benchmark_case(model, reconstruction, limiter, riemann, integrator, cells, dim, precision,
+                                    arch, overrides))
     set_smooth_wave(sim.solver, sim.model.primitive)
     start = time.perf_counter()
     sim.advance(1.0, max_steps=1)

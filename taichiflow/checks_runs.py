@@ -67,7 +67,7 @@ def build_simulation(model_path, params: dict, layout, state, recon: str, rieman
 
 def conserved(sim) -> np.ndarray:
     """The conserved state of the interior, (cells, nU)."""
-    return sim.solver.U.to_numpy().reshape(-1, sim.model.conserved.n)
+    return sim.solver.conserved_array().reshape(-1, sim.model.conserved.n)
 
 
 def free_stream_error(sim):

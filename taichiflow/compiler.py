@@ -51,6 +51,10 @@ RECONSTRUCT_PER_FACE = {("cuda", "f32")}
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
 SEGMENT_STRIDED = 16
 SEGMENT_CONTIGUOUS = 2
+# Where the walking sweeps load a cell's U, R, U0 one cell ahead (see load_cell): a GPU thread
+# waits for its loads, a CPU core's out-of-order window hides them, and there the early loads
+# measured slower (PLM + HLL, 32^3, 2 cores: 1.8e6 against 2.5e6 cell-updates/s).
+PREFETCH_ARCHS = {"cuda"}
 WARP = 32                   # CUDA threads that exchange values through shuffles
 ALL_LANES = 0xFFFFFFFF
 # [run] shuffle = "auto": where measured faster (docs/performance.md): on an H100 at 256^3 the
@@ -292,7 +296,7 @@ class Solver:
         self.reduced = list(model.reductions.items())
         self.reduced_keys = ti.Vector.field(max(len(self.reduced), 1), ti.i64, shape=())
         self.reduced_sums = ti.Vector.field(max(len(self.reduced), 1), ti.f64, shape=())
-        self.derived_field = None
+        self._derive = {}   # name: kernel writing a slab of that derived field
         self._build()
 
     def _sweep_ranges(self, axis):
@@ -423,6 +427,7 @@ class Solver:
         self._fill_ghosts = self._build_boundaries()
 
         block_dim = self.block_dim or None  # None: Taichi's default
+        prefetch = impl.current_cfg().arch.name in PREFETCH_ARCHS
         advected, unit = phys.advected_indices, phys.n_flux - 1
         has_source = "source" in self.model.functions
 
@@ -522,8 +527,11 @@ class Solver:
                     upper = ti.Vector.zero(dtype, nW)  # per cell: the last cell's upper face state
                     replaced = 0
                     end = ti.min(first + L, n)
-                    # the values of the cell updated next, loaded one iteration ahead
-                    u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), flags)
+                    # the values of the cell updated next, loaded one iteration ahead on a GPU
+                    zero = ti.Vector.zero(dtype, nU)
+                    u, r_old, u0 = zero, zero, zero
+                    if ti.static(prefetch):
+                        u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), flags)
                     for i in range(first - lead, end):
                         # f_hi: the flux through face i + 1/2, once i >= first - 1
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
@@ -538,9 +546,12 @@ class Solver:
                         if i >= first or first == 0:  # count each face once: the upper faces it owns
                             replaced += more
                         if i >= first:
+                            if ti.static(not prefetch):
+                                u, r_old, u0 = load_cell(_with_axis(S, axis, i, dim), flags)
                             update(_with_axis(S, axis, i, dim), f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t,
                                    flags)
-                            u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(i + 1, end - 1), dim), flags)
+                            if ti.static(prefetch):
+                                u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(i + 1, end - 1), dim), flags)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
@@ -660,12 +671,29 @@ class Solver:
 
         self._sum_fallbacks = sum_fallbacks
 
+        # Host <-> device copies go in slabs along x (rows of x planes): Taichi stages a whole
+        # array on the device, which a 1024^3 grid has no room for.
+        def slab_reader(field, n):
+            """Kernel copying x planes start .. start + len(rows) of field (interior cells)."""
+            @ti.kernel
+            def read(rows: ti.types.ndarray(dtype=ti.types.vector(n, self.dtype), ndim=dim), start: int):
+                for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
+                    rows[J] = field[_with_axis0(J, component(J, 0) + start, dim)]
+
+            return read
+
         @ti.kernel
         def write_slab(rows: ti.types.ndarray(dtype=self.dtype, ndim=dim + 1), start: int):
             for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
                 W[_with_axis0(J, component(J, 0) + start, dim)] = _array_vector(rows, J, dim, phys.W.n)
 
-        self._write_slab = write_slab
+        @ti.kernel
+        def write_conserved_slab(rows: ti.types.ndarray(dtype=self.dtype, ndim=dim + 1), start: int):
+            for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
+                U[_with_axis0(J, component(J, 0) + start, dim)] = _array_vector(rows, J, dim, nU)
+
+        self._write_slab, self._write_conserved_slab = write_slab, write_conserved_slab
+        self._read_primitive_slab, self._read_conserved_slab = slab_reader(W, phys.W.n), slab_reader(U, nU)
 
         @ti.kernel
         def conserve():
@@ -750,18 +778,40 @@ class Solver:
 
     def primitive_array(self) -> np.ndarray:
         """Interior primitive state as a numpy array (refresh_primitives first)."""
-        g = self.ghost
-        w = self.W.to_numpy()
-        return w[tuple(slice(g, g + n) for n in self.cells)]
+        return self._read_slabs(self._read_primitive_slab, self.phys.W.n)
+
+    def conserved_array(self) -> np.ndarray:
+        """The conserved state U as a numpy array (cells + (nU,))."""
+        return self._read_slabs(self._read_conserved_slab, self.phys.U.n)
 
     def set_primitive(self, w: np.ndarray):
-        """U from interior primitive values (cells + (nW,)), through the model's to_conserved.
-        Sent in slabs along x: Taichi stages a whole array on the device, which a 1024^3 grid
-        has no room for."""
-        rows = max(1, SLAB_BYTES // max(1, w[0].nbytes))
-        for start in range(0, self.cells[0], rows):
-            self._write_slab(np.ascontiguousarray(w[start:start + rows], dtype=_numpy_dtype(self.dtype)), start)
+        """U from interior primitive values (cells + (nW,)), through the model's to_conserved."""
+        self._write_slabs(self._write_slab, w)
         self._conserve()
+
+    def set_conserved(self, u: np.ndarray):
+        """U from conserved values (cells + (nU,)), e.g. a checkpoint's."""
+        self._write_slabs(self._write_conserved_slab, u)
+
+    def _slab_rows(self, components: int) -> int:
+        """x planes per slab: SLAB_BYTES of them, at least one."""
+        plane = int(np.prod(self.cells[1:])) * components * np.dtype(_numpy_dtype(self.dtype)).itemsize
+        return max(1, SLAB_BYTES // max(1, plane))
+
+    def _write_slabs(self, write, values: np.ndarray):
+        rows = self._slab_rows(values.shape[-1])
+        for start in range(0, self.cells[0], rows):
+            write(np.ascontiguousarray(values[start:start + rows], dtype=_numpy_dtype(self.dtype)), start)
+
+    def _read_slabs(self, read, components: int) -> np.ndarray:
+        """cells + (components,) values on the host, filled slab by slab by read(rows, start)."""
+        out = np.empty(self.cells + (components,), dtype=_numpy_dtype(self.dtype))
+        rows = self._slab_rows(components)
+        for start in range(0, self.cells[0], rows):
+            slab = np.empty((min(rows, self.cells[0] - start),) + self.cells[1:] + (components,), dtype=out.dtype)
+            read(slab, start)
+            out[start:start + len(slab)] = slab
+        return out
 
     def reductions(self):
         """f64 totals of U (times cell volume) and min/max of prim(U) over the interior."""
@@ -799,17 +849,13 @@ class Solver:
 
     def derived_array(self, name: str) -> np.ndarray:
         """A model-derived field (e.g. Mach number) on the interior, from the current W."""
-        if self.derived_field is None:
-            self.derived_field = ti.field(self.dtype, shape=self.cells)
-            self._derive = {}
         if name not in self._derive:
-            phys, W, out = self.phys, self.W, self.derived_field
+            phys, W, cells, dim = self.phys, self.W, self.cells, self.dim
 
             @ti.kernel
-            def derive():
-                for I in ti.grouped(out):
-                    out[I] = phys.derived(name, W[I])
+            def derive(rows: ti.types.ndarray(dtype=ti.types.vector(1, self.dtype), ndim=dim), start: int):
+                for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
+                    rows[J] = ti.Vector([phys.derived(name, W[_with_axis0(J, component(J, 0) + start, dim)])])
 
             self._derive[name] = derive
-        self._derive[name]()
-        return self.derived_field.to_numpy()
+        return self._read_slabs(self._derive[name], 1)[..., 0]

@@ -345,12 +345,12 @@ class Simulation:
                   "last_snapshot_time": self._last_snapshot_time,
                   "fallbacks": self.solver.take_fallback_count(), "case": case_mod.dump_toml(self.case)}
         self._pending_fallbacks = header["fallbacks"]
-        return checkpoint.write(self.out_dir, self.solver.U.to_numpy(), header)
+        return checkpoint.write(self.out_dir, self.solver.conserved_array(), header)
 
     def _load_checkpoint(self, path):
         state, header = checkpoint.read(path)
         checkpoint.check_compatible(header, self._identity(), path)
-        self.solver.U.from_numpy(state)
+        self.solver.set_conserved(state)
         self.t, self.step_count, self.last_dt = header["time"], header["step"], header["last_dt"]
         self._snapshot_index = header["snapshot_index"]
         self._last_snapshot_time = header["last_snapshot_time"]

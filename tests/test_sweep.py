@@ -46,6 +46,21 @@ def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the
             np.testing.assert_allclose(fields[name], reference[name], rtol=0.0, atol=atol, err_msg=str((run, name)))
 
 
+def test_loading_cells_ahead_gives_the_same_result(tmp_path, arch, monkeypatch):
+    """The GPU's early loads of U, R and U0 (compiler.PREFETCH_ARCHS), here forced on and off."""
+    from taichiflow import compiler
+    results = []
+    for archs in ({"cuda", "x64", "arm64"}, set()):
+        monkeypatch.setattr(compiler, "PREFETCH_ARCHS", archs)
+        results.append(colliding_blasts_3d(tmp_path, arch, segment=[5, 3, 2]))
+    (early, early_fallbacks), (late, late_fallbacks) = results
+    assert early_fallbacks == late_fallbacks and sum(early_fallbacks) > 0
+    rounding = 1e-10 if arch == "cuda" else 0.0  # CUDA may contract multiply-adds differently
+    for name in early:
+        atol = rounding * np.abs(late[name]).max()
+        np.testing.assert_allclose(early[name], late[name], rtol=0.0, atol=atol, err_msg=name)
+
+
 def sod_blowing_up(**run):
     case = precise(load_case(CASES / "sod.toml", ["grid.cells=[400]", "scheme.integrator='euler'", "scheme.cfl=1.0",
                                                  "scheme.positivity_fallback=false"]))
@@ -76,18 +91,37 @@ def test_ssp_stages_keep_the_state_anyway_and_retry_needs_it():
         Simulation(load_case(CASES / "sod.toml", ["scheme.retry.riemann='hll'", "run.keep_last_good=false"]))
 
 
-def test_states_are_sent_to_the_device_in_slabs(monkeypatch):
+def test_states_go_to_and_from_the_device_in_slabs(monkeypatch):
     from taichiflow import compiler
     case = precise(load_case(CASES / "sod.toml", ["grid.cells=[7, 4, 3]", "grid.lower=[0.0, 0.0, 0.0]",
                                                  "grid.upper=[1.0, 1.0, 1.0]",
                                                  "initial.regions.0.normal=[1.0, 0.0, 0.0]",
-                                                 "initial.regions.0.point=[0.5, 0.5, 0.5]"]))
+                                                 "initial.regions.0.point=[0.5, 0.5, 0.5]",
+                                                 "output.fields=['rho', 'mach']"]))
     sim = Simulation(case)
+    solver = sim.solver
+    slabs = []
+    for name in ("_write_slab", "_read_primitive_slab", "_read_conserved_slab", "_write_conserved_slab"):
+        kernel = getattr(solver, name)
+        setattr(solver, name, lambda rows, start, kernel=kernel, name=name: (slabs.append((name, start, len(rows))),
+                                                                             kernel(rows, start)))
     monkeypatch.setattr(compiler, "SLAB_BYTES", 2 * 4 * 3 * 5 * 8)  # two x-rows per slab: 4 slabs
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=(7, 4, 3, 5))
     sim.set_primitive(w)
-    sim.solver.refresh_primitives()
-    assert np.allclose(sim.solver.primitive_array(), w, rtol=1e-14, atol=0)
+    solver.refresh_primitives()
+    assert np.allclose(solver.primitive_array(), w, rtol=1e-14, atol=0)
+    u = solver.conserved_array()
+    assert np.allclose(u[..., 0], w[..., 0], rtol=1e-15) and np.allclose(u[..., 1:4], w[..., :1] * w[..., 1:4])
+    solver.set_conserved(2.0 * u)
+    assert np.array_equal(solver.conserved_array(), 2.0 * u)
+    for name in ("_write_slab", "_read_primitive_slab", "_read_conserved_slab", "_write_conserved_slab"):
+        assert [(start, rows) for kernel, start, rows in slabs if kernel == name][:4] == [(0, 2), (2, 2), (4, 2),
+                                                                                         (6, 1)], name
+    # derived fields too (one value per cell: a slab holds five x-rows here)
+    solver.refresh_primitives()
+    mach = sim.fields()["mach"]
+    w = solver.primitive_array()
+    assert np.allclose(mach, np.linalg.norm(w[..., 1:4], axis=-1) / np.sqrt(1.4 * w[..., 4] / w[..., 0]), rtol=1e-13)
 
 
 def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
