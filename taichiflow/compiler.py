@@ -682,17 +682,16 @@ class Solver:
 
             return read
 
-        @ti.kernel
-        def write_slab(rows: ti.types.ndarray(dtype=self.dtype, ndim=dim + 1), start: int):
-            for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
-                W[_with_axis0(J, component(J, 0) + start, dim)] = _array_vector(rows, J, dim, phys.W.n)
+        def slab_writer(field, n):
+            """Kernel setting x planes start .. start + len(rows) of field (interior cells)."""
+            @ti.kernel
+            def write(rows: ti.types.ndarray(dtype=self.dtype, ndim=dim + 1), start: int):
+                for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
+                    field[_with_axis0(J, component(J, 0) + start, dim)] = _array_vector(rows, J, dim, n)
 
-        @ti.kernel
-        def write_conserved_slab(rows: ti.types.ndarray(dtype=self.dtype, ndim=dim + 1), start: int):
-            for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
-                U[_with_axis0(J, component(J, 0) + start, dim)] = _array_vector(rows, J, dim, nU)
+            return write
 
-        self._write_slab, self._write_conserved_slab = write_slab, write_conserved_slab
+        self._write_slab, self._write_conserved_slab = slab_writer(W, phys.W.n), slab_writer(U, nU)
         self._read_primitive_slab, self._read_conserved_slab = slab_reader(W, phys.W.n), slab_reader(U, nU)
 
         @ti.kernel
