@@ -128,6 +128,8 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     bytes_per_cell = _resident_bytes(solver) / n
     traffic = _modelled_traffic_per_cell_step(solver, len(INTEGRATORS[integrator]), dim, precision)
     rate = n * steps / median
+    copy = copy_bandwidth(solver, repeats)  # (after the timing: it overwrites R)
+    roof = copy / traffic
     return {
         "device": _device_name(sim.arch), "arch": sim.arch, "precision": precision,
         "model": model, "scheme": f"{solver.recon.name}+{riemann}+{integrator}",
@@ -137,7 +139,33 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
         "resident_bytes_per_cell": bytes_per_cell,
         "modelled_bytes_per_cell_step": traffic,
         "modelled_bandwidth_GBps": traffic * rate / 1e9,
+        "copy_bandwidth_GBps": copy / 1e9,
+        "memory_roof_cell_updates_per_s": roof,
+        "of_memory_roof": rate / roof,
     }
+
+
+def copy_bandwidth(solver, repeats: int) -> float:
+    """Bytes per second (read + written) of a device copy of U into R: the bandwidth this
+    machine gives a plain stream, which over the modelled bytes per cell-step makes the
+    memory roof of the step (docs/performance.md)."""
+    U, R = solver.U, solver.R
+
+    @ti.kernel
+    def copy():
+        for I in ti.grouped(U):
+            R[I] = U[I]
+
+    copy()
+    ti.sync()
+    timings = []
+    for _ in range(max(repeats, 3)):
+        start = time.perf_counter()
+        copy()
+        ti.sync()
+        timings.append(time.perf_counter() - start)
+    size = 4 if solver.dtype == ti.f32 else 8
+    return 2 * int(np.prod(U.shape)) * U.n * size / statistics.median(timings)
 
 
 def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=()) -> list[dict]:

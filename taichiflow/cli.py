@@ -151,11 +151,14 @@ def _bench(args) -> int:
             return 0
         print(f"{results[0]['device']}, {results[0]['grid']} cells, medians of {args.repeats} x {args.steps} steps")
         print(f"{'model':>10} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
-              f"{'B/cell':>7} {'GB/s (model)':>12} {'first step s':>12}")
+              f"{'B/cell':>7} {'GB/s (model)':>12} {'memory roof':>11} {'of roof':>7} {'first step s':>12}")
         for r in results:
             print(f"{r['model']:>10} {r['scheme']:>24} {r['precision']:>4} {r['cell_updates_per_s']:>15.3e} "
                   f"{r['target']:>8.1e} {r['resident_bytes_per_cell']:>7.0f} {r['modelled_bandwidth_GBps']:>12.0f} "
+                  f"{r['memory_roof_cell_updates_per_s']:>11.2e} {r['of_memory_roof']:>7.0%} "
                   f"{r['first_step_s']:>12.2f}")
+        print(f"memory roof: the copy bandwidth ({results[0]['copy_bandwidth_GBps']:.0f} GB/s) over the modelled "
+              f"bytes per cell-step")
         return 0
     result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
                            riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,

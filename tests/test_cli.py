@@ -88,3 +88,8 @@ def test_bench_sweep_runs_every_target_workload(capsys, arch):
     for r in rows:
         assert r["grid"] == "8x8x8" and r["cell_updates_per_s"] > 0 and r["steps"] == 2
         assert r["resident_bytes_per_cell"] > (40 if r["precision"] == "f32" else 80)
+        # the memory roof is the measured copy bandwidth over the modelled bytes per cell-step
+        assert r["copy_bandwidth_GBps"] > 0
+        assert r["memory_roof_cell_updates_per_s"] == pytest.approx(
+            r["copy_bandwidth_GBps"] * 1e9 / r["modelled_bytes_per_cell_step"], rel=1e-12)
+        assert r["of_memory_roof"] == pytest.approx(r["cell_updates_per_s"] / r["memory_roof_cell_updates_per_s"])
