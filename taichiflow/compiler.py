@@ -289,13 +289,24 @@ class Solver:
         self.fallbacks = ti.field(ti.i32, shape=max(self._fallback_counters(d) for d in range(self.dim))
                                   if self.fallback else ())
         self.fallback_total = ti.field(ti.i64, shape=())
+        # Diagnostics reduce like the check: per chunk in registers, then into REDUCTION_SLOTS
+        # addresses (the [None] fields below hold the combined result; the slots start over).
         self.totals = ti.Vector.field(nU, ti.f64, shape=())
         self.w_min = ti.Vector.field(nW, ti.i64, shape=())
         self.w_max = ti.Vector.field(nW, ti.i64, shape=())
+        self.total_slots = ti.Vector.field(nU, ti.f64, shape=REDUCTION_SLOTS)
+        self.low_slots = ti.Vector.field(nW, ti.i64, shape=REDUCTION_SLOTS)
+        self.high_slots = ti.Vector.field(nW, ti.i64, shape=REDUCTION_SLOTS)
         # The model's reduced derived fields (diagnostics columns): max/min as ordered keys, sums in f64.
         self.reduced = list(model.reductions.items())
         self.reduced_keys = ti.Vector.field(max(len(self.reduced), 1), ti.i64, shape=())
         self.reduced_sums = ti.Vector.field(max(len(self.reduced), 1), ti.f64, shape=())
+        self.reduced_key_slots = ti.Vector.field(max(len(self.reduced), 1), ti.i64, shape=REDUCTION_SLOTS)
+        self.reduced_sum_slots = ti.Vector.field(max(len(self.reduced), 1), ti.f64, shape=REDUCTION_SLOTS)
+        _fill_keys(self.low_slots, HIGHEST_KEY)
+        _fill_keys(self.high_slots, LOWEST_KEY)
+        identities = [HIGHEST_KEY if how == "min" else LOWEST_KEY for _, how in self.reduced] or [0]
+        self.reduced_key_slots.from_numpy(np.tile(np.array(identities, dtype=np.int64), (REDUCTION_SLOTS, 1)))
         self._derive = {}   # name: kernel writing a slab of that derived field
         self._build()
 
@@ -624,15 +635,33 @@ class Solver:
         reduced = self.reduced
         reduced_keys, reduced_sums = self.reduced_keys, self.reduced_sums
 
+        total_slots, low_slots, high_slots = self.total_slots, self.low_slots, self.high_slots
+        key_slots_r, sum_slots_r = self.reduced_key_slots, self.reduced_sum_slots
+
+        @ti.func
+        def key_identities():
+            """Start values of the derived keys: the largest for a min, the smallest for a max."""
+            return ti.Vector([_int64_max() if how == "min" else _int64_min() for _, how in reduced] or [0], ti.i64)
+
+        @ti.func
+        def merge_keys(into: ti.template(), keys):
+            """Atomic min or max, as each derived key asks, of keys into the vector `into` (a
+            field element, by reference)."""
+            for r in ti.static(range(len(reduced))):
+                if ti.static(reduced[r][1] == "max"):
+                    ti.atomic_max(into[r], keys[r])
+                elif ti.static(reduced[r][1] == "min"):
+                    ti.atomic_min(into[r], keys[r])
+
         @ti.kernel
         def diagnostics():
-            """f64 totals of U and min/max of prim(U), reduced in registers per x-chunk."""
+            """f64 totals of U and min/max of prim(U), reduced in registers per x-chunk, then
+            into the slots (one address per quantity serialised the chunks' atomics)."""
             for C in ti.grouped(ti.ndrange(*outer)):
                 total = ti.Vector([0.0] * nU, ti.f64)
                 low = ti.Vector([_int64_max()] * nW, ti.i64)
                 high = ti.Vector([_int64_min()] * nW, ti.i64)
-                keys = ti.Vector([_int64_max() if how == "min" else _int64_min() for _, how in reduced] or [0],
-                                 ti.i64)
+                keys = key_identities()
                 sums = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
                 for i in range(component(C, 0) * chunk, ti.min(component(C, 0) * chunk + chunk, cells[0])):
                     u = U[_with_axis0(C, i, dim)]
@@ -650,18 +679,42 @@ class Solver:
                             keys[r] = ti.max(keys[r], ordered_bits(value))
                         else:
                             keys[r] = ti.min(keys[r], ordered_bits(value))
+                slot = ti.cast(_linear_index(C, outer_shape) % slots, ti.i32)
                 for k in ti.static(range(nU)):
-                    ti.atomic_add(self.totals[None][k], total[k])
+                    ti.atomic_add(total_slots[slot][k], total[k])
                 for k in ti.static(range(nW)):
-                    ti.atomic_min(self.w_min[None][k], low[k])
-                    ti.atomic_max(self.w_max[None][k], high[k])
+                    ti.atomic_min(low_slots[slot][k], low[k])
+                    ti.atomic_max(high_slots[slot][k], high[k])
                 for r in ti.static(range(len(reduced))):
                     if ti.static(reduced[r][1] == "sum"):
-                        ti.atomic_add(reduced_sums[None][r], sums[r])
-                    elif ti.static(reduced[r][1] == "max"):
-                        ti.atomic_max(reduced_keys[None][r], keys[r])
-                    else:
-                        ti.atomic_min(reduced_keys[None][r], keys[r])
+                        ti.atomic_add(sum_slots_r[slot][r], sums[r])
+                merge_keys(key_slots_r[slot], keys)
+
+        @ti.kernel
+        def combine_diagnostics():
+            """Slots into the results (which start over here); the slots start over too."""
+            self.totals[None] = ti.Vector([0.0] * nU, ti.f64)
+            self.w_min[None] = ti.Vector([_int64_max()] * nW, ti.i64)
+            self.w_max[None] = ti.Vector([_int64_min()] * nW, ti.i64)
+            reduced_keys[None] = key_identities()
+            reduced_sums[None] = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+            for s in range(slots):
+                for k in ti.static(range(nU)):
+                    ti.atomic_add(self.totals[None][k], total_slots[s][k])
+                for k in ti.static(range(nW)):
+                    ti.atomic_min(self.w_min[None][k], low_slots[s][k])
+                    ti.atomic_max(self.w_max[None][k], high_slots[s][k])
+                for r in ti.static(range(len(reduced))):
+                    if ti.static(reduced[r][1] == "sum"):
+                        ti.atomic_add(reduced_sums[None][r], sum_slots_r[s][r])
+                merge_keys(reduced_keys[None], key_slots_r[s])
+                total_slots[s] = ti.Vector([0.0] * nU, ti.f64)
+                low_slots[s] = ti.Vector([_int64_max()] * nW, ti.i64)
+                high_slots[s] = ti.Vector([_int64_min()] * nW, ti.i64)
+                key_slots_r[s] = key_identities()
+                sum_slots_r[s] = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+
+        self._combine_diagnostics = combine_diagnostics
 
         @ti.kernel
         def sum_fallbacks():
@@ -814,13 +867,8 @@ class Solver:
 
     def reductions(self):
         """f64 totals of U (times cell volume) and min/max of prim(U) over the interior."""
-        self.totals.fill(0.0)
-        _fill_keys(self.w_min, HIGHEST_KEY)
-        _fill_keys(self.w_max, LOWEST_KEY)
-        self.reduced_keys.from_numpy(np.array([HIGHEST_KEY if how == "min" else LOWEST_KEY
-                                               for _, how in self.reduced] or [0], dtype=np.int64))
-        self.reduced_sums.fill(0.0)
         self._diagnostics()
+        self._combine_diagnostics()
         volume = float(np.prod(self.dx))
         keys, sums = from_ordered_bits(self.reduced_keys.to_numpy()), self.reduced_sums.to_numpy()
         derived = {f"{how}_{name}": float(sums[r] * volume if how == "sum" else keys[r])

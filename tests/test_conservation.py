@@ -55,3 +55,25 @@ def test_totals_constant_to_round_off(tmp_path, cells, recon, riemann, arch):
     assert change.max() <= 1e-12, change
     # The state did evolve: the test would not pass by doing nothing.
     assert np.abs(sim.fields()["rho"] - random_state(cells)[..., 0]).max() > 1e-2
+
+
+def test_diagnostics_reductions_match_the_fields_and_start_over_each_call(arch):
+    """Totals, min/max and the model's reduced derived fields (two-phase: sum of alpha and of
+    the kinetic energy, max of the Mach number) against numpy on the same state, twice."""
+    from helpers import CASES
+    from taichiflow.case import load_case
+    sim = Simulation(precise(load_case(CASES / "rayleigh_collapse.toml", ["grid.cells=[10, 9, 8]",
+                                                                        "output.fields=['alpha', 'mach']"]), arch))
+    sim.advance(1.0, max_steps=3)  # some motion: velocities and Mach numbers are not zero
+    solver = sim.solver
+    volume = float(np.prod(solver.dx))
+    for _ in range(2):  # the second call must not see the first one's slots
+        solver.refresh_primitives()
+        totals, w_min, w_max, derived = solver.reductions()
+        u, w, fields = solver.conserved_array(), solver.primitive_array(), sim.fields()
+        np.testing.assert_allclose(totals, u.reshape(-1, u.shape[-1]).sum(axis=0) * volume, rtol=1e-12)
+        np.testing.assert_array_equal(w_min, w.reshape(-1, w.shape[-1]).min(axis=0))
+        np.testing.assert_array_equal(w_max, w.reshape(-1, w.shape[-1]).max(axis=0))
+        assert derived["sum_alpha"] == pytest.approx(fields["alpha"].sum() * volume, rel=1e-12)
+        assert derived["max_mach"] == fields["mach"].max() > 0.0
+    assert set(derived) == {"sum_alpha", "max_mach", "sum_kinetic_energy"}
