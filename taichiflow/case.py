@@ -545,7 +545,8 @@ SCHEMA = Table({
         # (the same formulas; auto: the faster one where measured, compiler.RECONSTRUCT_PER_FACE).
         "reconstruct": Key(Choice("auto", "cell", "face"), "auto"),
         # Sweep the last axis with a thread per face, the neighbour's flux through a warp
-        # shuffle (CUDA; auto: on CUDA), instead of walking segments of it.
+        # shuffle (CUDA; auto: where measured faster, compiler.SHUFFLE_LAST_AXIS), instead of
+        # walking segments of it.
         "shuffle": Key(Choice("auto", True, False), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),

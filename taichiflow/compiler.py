@@ -149,24 +149,19 @@ def _linear_index(I, cells):
 
 
 @ti.func
-def _shuffle_f32(x, up: ti.template()):
-    """x of the previous lane (up = True) or of the next one (up = False)."""
-    moved = x
-    if ti.static(up):
-        moved = ti.simt.warp.shfl_up_f32(ti.u32(ALL_LANES), x, 1)
-    else:
-        moved = ti.simt.warp.shfl_down_f32(ti.u32(ALL_LANES), x, 1)
-    return moved
-
-
-@ti.func
 def _shuffle_i32(x, up: ti.template()):
+    """x of the previous lane (up = True) or of the next one (up = False)."""
     moved = x
     if ti.static(up):
         moved = ti.simt.warp.shfl_up_i32(ti.u32(ALL_LANES), x, 1)
     else:
         moved = ti.simt.warp.shfl_down_i32(ti.u32(ALL_LANES), x, 1)
     return moved
+
+
+@ti.func
+def _shuffle_f32(x, up: ti.template()):
+    return ti.bit_cast(_shuffle_i32(ti.bit_cast(x, ti.i32), up), ti.f32)
 
 
 @ti.func
