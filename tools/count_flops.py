@@ -20,6 +20,7 @@ import argparse
 import glob
 import os
 import re
+import sys
 import tempfile
 from collections import Counter
 
@@ -80,11 +81,16 @@ def costliest_path(ir: str) -> Counter:
         if line.strip().startswith("br "):
             blocks[current]["next"] += re.findall(r"label %([\w.]+)", line)
     best = {}
-    for name in reversed(order):  # blocks are emitted in a topological order of the DAG
-        tails = [best[n] for n in blocks[name]["next"] if n in best]
-        tail = max(tails, key=flop, default=Counter())
-        best[name] = blocks[name]["ops"] + tail
-    return best[order[0]]
+
+    def from_block(name):
+        """Counts along the costliest path from block `name` to the end (memoised DFS)."""
+        if name not in best:
+            tails = [from_block(n) for n in blocks[name]["next"] if n in blocks]
+            best[name] = blocks[name]["ops"] + max(tails, key=flop, default=Counter())
+        return best[name]
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * len(order) + 100))
+    return from_block(order[0])
 
 
 def flop(ops: Counter) -> int:
