@@ -18,7 +18,9 @@ cell alone: primitive, conserved) each cell is reconstructed once for both of it
 upper face state is carried to the next face; "face" reconstructs both states of each face
 from its own stencil. Both evaluate the same formulas (bit for bit on a CPU; CUDA fuses
 multiply-adds differently in the two loops); which is faster depends on the machine and
-precision (RECONSTRUCT_PER_FACE).
+precision (RECONSTRUCT_PER_FACE). With [run] shuffle (CUDA) the last axis, contiguous in memory,
+is swept with one face per thread instead, the flux of the face above a cell taken from the
+next lane of the warp (SHUFFLE_LAST_AXIS says where that is the default).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -41,11 +43,11 @@ NO_BAD_CELL = np.iinfo(np.int64).max
 HIGHEST_KEY = np.iinfo(np.int64).max
 LOWEST_KEY = np.iinfo(np.int64).min
 REDUCTION_CHUNK = 64
-SLAB_BYTES = 1 << 28    # largest host array sent to the device at once (set_primitive)
+SLAB_BYTES = 1 << 28    # largest host array sent to or read from the device at once
 REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
 # [run] reconstruct = "auto": per cell except where measured slower (docs/performance.md): on an
-# H100 at 256^3, WENO5 + HLLC per cell ran 4% faster in f64 (fewer FP64 flop) but 6% slower in
-# f32 (the carried face state costs registers; FP32 flop do not bind); 5-9% faster on a CPU.
+# H100 at 256^3 (v8), WENO5 + HLLC per cell ran 18% faster in f64 (fewer FP64 flop) but 1% slower
+# in f32 (the carried face state costs registers; FP32 flop do not bind); 5-9% faster on a CPU.
 RECONSTRUCT_PER_FACE = {("cuda", "f32")}
 # Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
@@ -855,9 +857,7 @@ class Solver:
         out = np.empty(self.cells + (components,), dtype=_numpy_dtype(self.dtype))
         rows = self._slab_rows(components)
         for start in range(0, self.cells[0], rows):
-            slab = np.empty((min(rows, self.cells[0] - start),) + self.cells[1:] + (components,), dtype=out.dtype)
-            read(slab, start)
-            out[start:start + len(slab)] = slab
+            read(out[start:start + rows], start)  # x planes of a C-ordered array: contiguous
         return out
 
     def reductions(self):
