@@ -35,6 +35,7 @@ from taichi.lang import impl
 from . import taichi_patches  # noqa: F401  (before any field is made)
 from .layout import component, permute
 from .physics import Physics
+from .state_arrays import StateArrays
 from .numerics.reconstruction import make_reconstruction
 from .numerics.riemann import RIEMANN_SOLVERS
 from .numerics.variables import make_variables
@@ -248,15 +249,17 @@ class Solver:
 
         # Structure of arrays: each component is its own array, so neighbouring threads read
         # neighbouring addresses (AoS measured 1.9x slower on an H200, docs/performance.md).
-        lay = ti.Layout.SOA
-        self.U = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay)
+        # Aligned on lines and sectors (state_arrays), in a tree of their own.
+        state = StateArrays(dtype)
+        self.U = state.vector(nU, self.cells)
         # U0 (the state at the start of the step) serves SSP stages, retries and the last good
         # state written when a run fails; without them it is not allocated (nU values per cell).
         self.keep_last_good = bool(keep_last_good)
-        self.U0 = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay) if keep_last_good else None
-        self.R = ti.Vector.field(nU, dtype, shape=self.cells, layout=lay)
-        self.W = ti.Vector.field(nW, dtype, shape=tuple(n + 2 * g for n in self.cells),
-                                 offset=tuple(-g for _ in self.cells), layout=lay)
+        self.U0 = state.vector(nU, self.cells) if keep_last_good else None
+        self.R = state.vector(nU, self.cells)
+        self.W = state.vector(nW, self.cells, ghosts=g)
+        state.place()
+        self._state_arrays = state
         self.segments = sweep_segments(list(segment) if isinstance(segment, tuple) else segment, self.dim)
         self.block_dim = int(block_dim)
         # Whether the sweeps of the scheme and of its retry scheme reconstruct per cell
