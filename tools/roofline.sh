@@ -3,8 +3,8 @@
 # Nsight Compute over the kernels of one whole time step (GPU machine, project root, wheels in
 # .whl/):   bash tools/roofline.sh [cells]
 # The window is one step's launches of the step's kernels, inside the benchmark's warm-up run
-# of 3 steps: the check and its combine, and per stage the primitives (not at the first), six
-# ghost faces and one sweep per axis. flop = add + mul + 2 fma (FP32 and FP64 counted apart);
+# of 3 steps: the check and its combine, and per stage the primitives (not at the first; they
+# also fill the ghost layers) and one sweep per axis. flop = add + mul + 2 fma (FP32 and FP64 counted apart);
 # reciprocals and square roots (the MUFU unit) are not flop here. Written, not yet run.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -14,10 +14,10 @@ out=${OUT:-/tmp}
 metrics=$(printf '%s,' smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma,dadd,dmul,dfma}_pred_on.sum \
     dram__bytes_read.sum dram__bytes_write.sum smsp__thread_inst_executed.sum gpu__time_duration.sum)
 while read -r label stages args; do
-  per_step=$((2 + (stages - 1) + stages * 9))
+  per_step=$((2 + (stages - 1) + stages * 3))
   # shellcheck disable=SC2086  # args is a list
   ncu --clock-control none --csv --print-units base --metrics "${metrics%,}" \
-      --kernel-name regex:'sweep|primitives|fill_ghosts|combine_check' \
+      --kernel-name regex:'sweep|primitives|combine_check' \
       --launch-skip $((2 * per_step)) --launch-count "$per_step" \
       python3 -m taichiflow.cli bench --arch cuda --cells "$n" --steps 1 --repeats 1 $args \
       > "$out/roofline-$label.csv" 2>/dev/null
