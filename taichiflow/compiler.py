@@ -274,12 +274,13 @@ class Solver:
         # Reductions go through integer atomics on order-preserving bit patterns: native on
         # GPUs, where float atomic min/max are compare-and-swap loops (measured 50x slower).
         self.max_rate = ti.field(ti.i64, shape=())
-        self.bad_cell = ti.field(ti.i64, shape=())
+        self.bad_cell = ti.field(ti.i64, shape=())  # NO_BAD_CELL between checks (combine_check)
         # The check's per-chunk maxima go to REDUCTION_SLOTS addresses first: 262,144 atomics
         # on the one address of max_rate took 0.8 ms per step at 256^3 on an H100.
         self.rate_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)
         self.key_slots = ti.Vector.field(n_globals, ti.i64, shape=REDUCTION_SLOTS)
         self.rate_slots.fill(0)
+        self.bad_cell[None] = NO_BAD_CELL
         _fill_keys(self.key_slots, LOWEST_KEY)
         self.repairs = ti.field(ti.i64, shape=())     # cells the model's repair() changed
         # Fallbacks are counted per sweep thread (per warp with shuffles), not on one address:
@@ -425,8 +426,9 @@ class Solver:
                     ti.atomic_max(key_slots[slot][k], keys[k])
 
         @ti.kernel
-        def combine_check():
-            """Slots into max_rate and the model's globals; the slots start over."""
+        def combine_check() -> ti.types.vector(2, ti.i64):
+            """Slots into max_rate and the model's globals; the slots start over. Returns (max
+            rate as ordered bits, bad cell) and resets the bad cell: one read back per check."""
             self.max_rate[None] = 0
             for k in ti.static(range(len(model_globals))):
                 global_keys[None][k] = _int64_min()
@@ -438,6 +440,9 @@ class Solver:
                     key_slots[s][k] = _int64_min()
             for k in ti.static(range(len(model_globals))):
                 global_values[None][k] = ordered_value(global_keys[None][k])
+            found = ti.Vector([self.max_rate[None], self.bad_cell[None]], ti.i64)
+            self.bad_cell[None] = _int64_max()
+            return found
 
         self._primitives = primitives
         self._check_and_primitives = check_and_primitives
@@ -817,11 +822,10 @@ class Solver:
     # --- host-side driver API -------------------------------------------------------------
     def check_state(self):
         """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
-        self.bad_cell[None] = NO_BAD_CELL
         self._check_and_primitives()
-        self._combine_check()
-        bad = int(self.bad_cell[None])
-        return float(from_ordered_bits(self.max_rate[None])), (None if bad == NO_BAD_CELL else bad)
+        found = self._combine_check()
+        rate, bad = float(from_ordered_bits(int(found[0]))), int(found[1])
+        return rate, (None if bad == NO_BAD_CELL else bad)
 
     def step(self, dt: float, t: float, stages, retry: bool = False):
         """One time step; `check_state` must have run on the current U. retry: with the
