@@ -246,6 +246,10 @@ class Solver:
         nU, nW = self.phys.U.n, self.phys.W.n
         g = max(self.recon.ghost, self.retry_scheme[0].ghost if retry else 0)
         self.ghost = g
+        for axis, n in enumerate(self.cells):
+            if n < g:  # a ghost layer would copy another ghost cell instead of an interior one
+                raise ValueError(f"[grid] cells: {n} cells along {'xyz'[axis]}, fewer than the {g} ghost layers "
+                                 f"the scheme's stencils reach; use at least {g} cells per axis")
 
         # Structure of arrays: each component is its own array, so neighbouring threads read
         # neighbouring addresses (AoS measured 1.9x slower on an H200, docs/performance.md).

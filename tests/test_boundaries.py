@@ -1,6 +1,7 @@
 """Ghost layers of W after the primitives kernels (which write them, _build_boundaries),
 checked cell by cell against each boundary kind's definition, on a random interior."""
 import numpy as np
+import pytest
 
 from helpers import case_from_text, precise
 from taichiflow.simulation import Simulation
@@ -66,3 +67,9 @@ def test_every_ghost_cell_holds_its_boundary_value(tmp_path, arch):
                 mirror = w[i, j, cells[2] - layer].copy()  # z upper wall
                 mirror[3] = -mirror[3]
                 np.testing.assert_array_equal(ghost(i, j, cells[2] - 1 + layer), mirror)
+
+
+def test_an_axis_shorter_than_the_stencil_is_refused(tmp_path, arch):
+    text = CASE.replace("cells = [5, 7, 6]", "cells = [5, 2, 6]")
+    with pytest.raises(ValueError, match=r"\[grid\] cells: 2 cells along y, fewer than the 3 ghost layers"):
+        Simulation(precise(case_from_text(tmp_path, text), arch))
