@@ -782,9 +782,6 @@ class Solver:
         constant = [face for face in faces if face[2] == "inflow"]
         vel = phys.W.index(self.model.velocity) if self.model.velocity else None
 
-        def with_index(I, axis, j):
-            return ti.Vector([j if d == axis else component(I, d) for d in range(dim)])
-
         @ti.func
         def copy_to_ghosts(I, w):
             """Ghost cells copying interior cell I (the inverse of each face's source map):
@@ -795,21 +792,21 @@ class Solver:
                 if ti.static(kind == "periodic"):
                     if ti.static(side == 0):
                         if i >= n - g:
-                            W[with_index(I, axis, i - n)] = w
+                            W[_with_axis(I, axis, i - n, dim)] = w
                     elif i < g:
-                        W[with_index(I, axis, i + n)] = w
+                        W[_with_axis(I, axis, i + n, dim)] = w
                 elif ti.static(kind in ("outflow", "absorbing")):
                     if i == (0 if side == 0 else n - 1):
                         for k in ti.static(range(g)):
-                            W[with_index(I, axis, -1 - k if side == 0 else n + k)] = w
+                            W[_with_axis(I, axis, -1 - k if side == 0 else n + k, dim)] = w
                 else:  # wall
                     mirrored = ti.Vector([-component(w, k) if k == vel + axis else component(w, k)
                                           for k in range(phys.W.n)])
                     if ti.static(side == 0):
                         if i < g:
-                            W[with_index(I, axis, -1 - i)] = mirrored
+                            W[_with_axis(I, axis, -1 - i, dim)] = mirrored
                     elif i >= n - g:
-                        W[with_index(I, axis, 2 * n - 1 - i)] = mirrored
+                        W[_with_axis(I, axis, 2 * n - 1 - i, dim)] = mirrored
 
         def slab(axis, side):
             return [((-g, 0) if side == 0 else (cells[d], cells[d] + g)) if d == axis else (0, cells[d])

@@ -66,6 +66,7 @@ class StateArrays:
             axes = ti.axes(*range(len(shape)))
             gap = (-int(np.prod(shape)) * size) % LINE_BYTES // size
             for member in field._get_field_members():
+                # (one dense array per component, as Taichi's own SOA layout places them)
                 builder.dense(axes, shape).place(ScalarField(member), offset=offset)
                 if gap:
                     builder.dense(ti.i, gap).place(ti.field(self.dtype))
