@@ -247,9 +247,9 @@ class Solver:
         g = max(self.recon.ghost, self.retry_scheme[0].ghost if retry else 0)
         self.ghost = g
         for axis, n in enumerate(self.cells):
-            if n < g:  # a ghost layer would copy another ghost cell instead of an interior one
+            if n < g and "wall" in boundaries[axis]:  # its mirror image would reach past the far side
                 raise ValueError(f"[grid] cells: {n} cells along {'xyz'[axis]}, fewer than the {g} ghost layers "
-                                 f"the scheme's stencils reach; use at least {g} cells per axis")
+                                 f"the scheme's stencils reach; a wall's mirror image needs at least {g}")
 
         # Structure of arrays: each component is its own array, so neighbouring threads read
         # neighbouring addresses (AoS measured 1.9x slower on an H200, docs/performance.md).
@@ -778,23 +778,26 @@ class Solver:
         read scattered interior cells)."""
         phys, dim, cells, g, W, inflow = self.phys, self.dim, self.cells, self.ghost, self.W, self.inflow
         faces = [(axis, side, self.boundaries[axis][side]) for axis in range(dim) for side in (0, 1)]
-        copied = [face for face in faces if face[2] != "inflow"]
+        # (axis, side, kind, cells along the axis, periods its ghost layers span)
+        copied = [(axis, side, kind, cells[axis], -(-g // cells[axis])) for axis, side, kind in faces
+                  if kind != "inflow"]
         constant = [face for face in faces if face[2] == "inflow"]
         vel = phys.W.index(self.model.velocity) if self.model.velocity else None
 
         @ti.func
         def copy_to_ghosts(I, w):
             """Ghost cells copying interior cell I (the inverse of each face's source map):
-            periodic, the cell a period away; zero gradient (outflow, absorbing), every layer
+            periodic, the cells whole periods away; zero gradient (outflow, absorbing), every layer
             beside the boundary cell; wall, the mirror image with the normal velocity negated."""
-            for axis, side, kind in ti.static(copied):
-                n, i = cells[axis], component(I, axis)
-                if ti.static(kind == "periodic"):
-                    if ti.static(side == 0):
-                        if i >= n - g:
-                            W[_with_axis(I, axis, i - n, dim)] = w
-                    elif i < g:
-                        W[_with_axis(I, axis, i + n, dim)] = w
+            for axis, side, kind, n, periods in ti.static(copied):
+                i = component(I, axis)
+                if ti.static(kind == "periodic"):  # every ghost j = i -+ m n (more than one if n < g)
+                    for m in ti.static(range(1, periods + 1)):
+                        if ti.static(side == 0):
+                            if i - m * n >= -g:
+                                W[_with_axis(I, axis, i - m * n, dim)] = w
+                        elif i + m * n < n + g:
+                            W[_with_axis(I, axis, i + m * n, dim)] = w
                 elif ti.static(kind in ("outflow", "absorbing")):
                     if i == (0 if side == 0 else n - 1):
                         for k in ti.static(range(g)):
