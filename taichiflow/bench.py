@@ -126,7 +126,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     n = int(np.prod(grid))
     solver = sim.solver
     bytes_per_cell = _resident_bytes(solver) / n
-    traffic = _modelled_traffic_per_cell_step(solver, len(INTEGRATORS[integrator]), dim, precision)
+    traffic = solver.modelled_bytes_per_cell_step(INTEGRATORS[integrator])
     rate = n * steps / median
     copy = copy_bandwidth(solver, repeats)  # (after the timing: it overwrites R)
     roof = copy / traffic
@@ -185,18 +185,6 @@ def _resident_bytes(solver) -> int:
         if field is not None:
             total += int(np.prod(field.shape)) * field.n * size
     return total + int(np.prod(solver.fallbacks.shape)) * 4  # i32 fallback counters, one per sweep thread
-
-
-def _modelled_traffic_per_cell_step(solver, stages, dim, precision) -> float:
-    """Bytes per cell and step if each kernel touched its data once (caches ideal)."""
-    size = 4 if precision == "f32" else 8
-    nU, nW = solver.phys.U.n, solver.phys.W.n
-    per_stage = ((nU + nW)          # primitives (the admissibility check at the first stage)
-                 + dim * nW         # each axis sweep reads W (its stencil from registers)
-                 + 2 * dim * nU     # and reads and writes R
-                 + 2 * nU)          # the last sweep reads and writes U
-    save = nU if solver.keep_last_good else 0  # U0 written by the first stage's last sweep
-    return (stages * per_stage + save) * size
 
 
 def _device_name(arch: str) -> str:

@@ -87,6 +87,7 @@ class StageFlags(NamedTuple):
     read_r: bool    # R = keep R + ...; a stage that starts the register (keep = 0) skips the read
     use_u0: bool    # U = c0 U0 + ... (SSP stages)
     save_u0: bool   # U0 = U before the first stage's update (the last good state)
+    write_r: bool   # R stored: by every axis but the last, and there only when the next stage reads it
 
 
 def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str) -> bool:
@@ -541,7 +542,8 @@ class Solver:
                     if ti.static(flags.save_u0):
                         U0[I] = u
                     U[I] = u_new
-                R[I] = r
+                if ti.static(flags.write_r):  # R the next stage never reads stays unwritten
+                    R[I] = r
 
             @ti.kernel
             def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, flags: ti.template()):
@@ -841,10 +843,32 @@ class Solver:
             t_stage = t + stage.time * dt
             for d in range(self.dim):
                 keep = stage.a if d == 0 else 1.0
-                last = d == self.dim - 1
-                flags = StageFlags(read_r=keep != 0.0, use_u0=last and stage.c0 != 0.0,
-                                   save_u0=last and s == 0 and self.keep_last_good)
-                sweep[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, flags)
+                sweep[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, self.stage_flags(stages, s, d))
+
+    def stage_flags(self, stages, s: int, axis: int) -> StageFlags:
+        """What the sweep along axis reads and writes at stage s. The register R after a
+        stage's last sweep is read only by a next stage that keeps it (a != 0; the next step
+        starts with stages[0]): never in SSP schemes, not after LSRK3's last stage."""
+        last = axis == self.dim - 1
+        stage, following = stages[s], stages[(s + 1) % len(stages)]
+        return StageFlags(read_r=axis > 0 or stage.a != 0.0, use_u0=last and stage.c0 != 0.0,
+                          save_u0=last and s == 0 and self.keep_last_good,
+                          write_r=not last or following.a != 0.0)
+
+    def modelled_bytes_per_cell_step(self, stages) -> int:
+        """Bytes per cell and step if each kernel touched its data once (ideal caches): per
+        stage the primitives (U in, W out), then per axis the W stencil and what the sweep's
+        flags read and write (U where it updates or advects, R, U0)."""
+        nU, nW = self.phys.U.n, self.phys.W.n
+        reads_u_across = len(self.phys.advected_indices) > 0
+        values = 0
+        for s in range(len(stages)):
+            values += nU + nW
+            for d in range(self.dim):
+                f, last = self.stage_flags(stages, s, d), d == self.dim - 1
+                values += nW + nU * (f.read_r + f.write_r + f.use_u0 + f.save_u0)
+                values += 2 * nU if last else nU * reads_u_across
+        return values * (4 if self.dtype == ti.f32 else 8)
 
     def restore_last_good(self) -> bool:
         """U back to the state at the start of the last step; False where it was not kept."""
