@@ -548,6 +548,9 @@ SCHEMA = Table({
         # shuffle (CUDA; auto: where measured faster, compiler.SHUFFLE_LAST_AXIS), instead of
         # walking segments of it.
         "shuffle": Key(Choice("auto", True, False), "auto"),
+        # One sweep per stage: the walk along x also solves each cell's faces along the other
+        # axes (twice each, but R and W cross memory once; auto: compiler.uses_fused_sweep).
+        "fuse": Key(Choice("auto", True, False), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),
     "grid": Key(Table({

@@ -79,6 +79,18 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int) -> bool:
     return bool(shuffle)
 
 
+def uses_fused_sweep(fuse, shuffle) -> bool:
+    """Whether each stage is one sweep ([run] fuse): walking axis 0, every cell also solves
+    both of its faces along the other axes, each from its own stencil. Those faces are solved
+    twice, but R and W cross memory once per stage instead of once per axis."""
+    if fuse == "auto":
+        fuse = False
+    if fuse and shuffle is True:
+        raise ValueError("[run] shuffle = true sweeps the last axis on its own; fuse = true solves it inside "
+                         "the sweep along x")
+    return bool(fuse)
+
+
 class StageFlags(NamedTuple):
     """What a sweep reads and writes besides W and R; each distinct value compiles its own
     kernel. The first stage's last sweep keeps the state of the step's start in U0 (instead
@@ -87,7 +99,6 @@ class StageFlags(NamedTuple):
     read_r: bool    # R = keep R + ...; a stage that starts the register (keep = 0) skips the read
     use_u0: bool    # U = c0 U0 + ... (SSP stages)
     save_u0: bool   # U0 = U before the first stage's update (the last good state)
-    write_r: bool   # R stored: by every axis but the last, and there only when the next stage reads it
 
 
 def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str) -> bool:
@@ -227,7 +238,8 @@ class Solver:
     """Fields and compiled kernels for one (model, params, scheme, grid, precision)."""
 
     def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype,
-                 keep_last_good=True, segment=(), block_dim=0, per_cell=(False, False), shuffle=False):
+                 keep_last_good=True, segment=(), block_dim=0, per_cell=(False, False), shuffle=False,
+                 fused=False):
         self.dim = len(cells)
         self.cells = tuple(int(n) for n in cells)
         self.lower = tuple(float(x) for x in lower)
@@ -270,7 +282,8 @@ class Solver:
         # Whether the sweeps of the scheme and of its retry scheme reconstruct per cell
         # (reconstructs_per_cell decides).
         self.per_cell = list(per_cell)
-        self.shuffle = bool(shuffle)  # the last axis swept with warp shuffles (uses_shuffle decides)
+        self.fused = bool(fused) and self.dim > 1  # one sweep per stage (uses_fused_sweep decides)
+        self.shuffle = bool(shuffle) and not self.fused  # the last axis swept with warp shuffles (uses_shuffle)
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -458,20 +471,10 @@ class Solver:
         advected, unit = phys.advected_indices, phys.n_flux - 1
         has_source = "source" in self.model.functions
 
-        def make_sweep(axis, last, recon, riemann, variables, per_cell, shuffle):
-            """The fused flux-and-update kernel of one axis (see the module docstring); shuffle:
-            the warp-shuffle variant (last axis, CUDA)."""
-            ranges = self._sweep_ranges(axis)
-            seg_shape = [b for _, b in ranges]
-            L, n = self.segments[axis], cells[axis]
+        def face_functions(axis, recon, riemann, variables):
+            """The face fluxes along axis: (cells_at, solve, face_flux, cell_faces)."""
             g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
-            nW = phys.W.n
             normal = to_normal_W[axis]
-            dtype = self.dtype
-            # Cells walked before the first owned one: the face below it, and with per-cell
-            # reconstruction also the cell below that face. Starting there, one code path (bit
-            # for bit the same in every thread) computes every face, whatever the segment length.
-            lead = 2 if per_cell else 1
 
             def cells_at(S, start, count):
                 return [permute(impl.subscript(None, W, _with_axis(S, axis, start + k, dim)), normal)
@@ -506,6 +509,50 @@ class Solver:
                 transformed, context = variables.forward(stencil, g)
                 return variables.backward(*recon.cell_states(transformed, dt_dx), context)
 
+            return cells_at, solve, face_flux, cell_faces
+
+        @ti.func
+        def flux_divergence(f_lo, f_hi, u, axis: ti.template()):
+            """-dF/dx along axis from the fluxes through a cell's two faces (and u div v for
+            the model's advected variables)."""
+            rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
+            for k in ti.static(advected):
+                rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
+            return rhs
+
+        def make_sweep(axis, last, recon, riemann, variables, per_cell, shuffle, across=()):
+            """The fused flux-and-update kernel of one axis (see the module docstring); shuffle:
+            the warp-shuffle variant (last axis, CUDA); across: axes whose two faces each cell
+            also solves, each from its own stencil (the fused stage kernel, [run] fuse)."""
+            ranges = self._sweep_ranges(axis)
+            seg_shape = [b for _, b in ranges]
+            L, n = self.segments[axis], cells[axis]
+            g = recon.ghost
+            nW = phys.W.n
+            dtype = self.dtype
+            # Cells walked before the first owned one: the face below it, and with per-cell
+            # reconstruction also the cell below that face. Starting there, one code path (bit
+            # for bit the same in every thread) computes every face, whatever the segment length.
+            lead = 2 if per_cell else 1
+            cells_at, solve, face_flux, cell_faces = face_functions(axis, recon, riemann, variables)
+            across_faces = [face_functions(d, recon, riemann, variables) for d in across]
+
+            @ti.func
+            def across_divergence(I, u, dt):
+                """-dF/dx along the axes across the walk and the face states replaced there; a
+                face's replacements count in the cell above it (the lowest face's in cell 0)."""
+                rhs, replaced = ti.Vector.zero(dtype, nU), 0
+                for a in ti.static(range(len(across))):
+                    i = component(I, across[a])
+                    dt_dx = dt * inv_dx[across[a]]
+                    f_lo, below = across_faces[a][2](across_faces[a][0](I, i - g, 2 * g), I, i - 1, dt_dx)
+                    f_hi, above = across_faces[a][2](across_faces[a][0](I, i + 1 - g, 2 * g), I, i, dt_dx)
+                    rhs += flux_divergence(f_lo, f_hi, u, across[a])
+                    replaced += above
+                    if i == 0:
+                        replaced += below
+                return rhs, replaced
+
             reads_u = last or len(advected) > 0  # (sources are added on the last axis)
 
             @ti.func
@@ -524,12 +571,10 @@ class Solver:
                 return u, r, u0
 
             @ti.func
-            def update(I, f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t, flags: ti.template()):
-                """R (and on the last axis U) of cell I from the fluxes through its two faces and
-                its values from load_cell; flags (StageFlags) say which the stage uses and writes."""
-                rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(nU)]) * inv_dx[axis]
-                for k in ti.static(advected):
-                    rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
+            def update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, store_r, flags: ti.template()):
+                """R (and in the last sweep U) of cell I from its -dF/dx and its values from
+                load_cell; flags (StageFlags) say which the stage uses and writes, store_r whether
+                the last sweep stores R (a run-time flag: one kernel less to compile)."""
                 r = dt * rhs
                 if ti.static(flags.read_r):  # a stage that starts the register (keep = 0) never
                     r += keep * r_old         # reads it: no traffic, and no NaN of a failed step kept as 0 * NaN
@@ -542,11 +587,14 @@ class Solver:
                     if ti.static(flags.save_u0):
                         U0[I] = u
                     U[I] = u_new
-                if ti.static(flags.write_r):  # R the next stage never reads stays unwritten
+                    if store_r != 0:  # R the next stage never reads stays unwritten
+                        R[I] = r
+                else:
                     R[I] = r
 
             @ti.kernel
-            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, flags: ti.template()):
+            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, store_r: ti.i32,
+                      flags: ti.template()):
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
                 for S in ti.grouped(ti.ndrange(*ranges)):
@@ -574,10 +622,15 @@ class Solver:
                         if i >= first or first == 0:  # count each face once: the upper faces it owns
                             replaced += more
                         if i >= first:
+                            I = _with_axis(S, axis, i, dim)
                             if ti.static(not prefetch):
-                                u, r_old, u0 = load_cell(_with_axis(S, axis, i, dim), flags)
-                            update(_with_axis(S, axis, i, dim), f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t,
-                                   flags)
+                                u, r_old, u0 = load_cell(I, flags)
+                            rhs = flux_divergence(f_lo, f_hi, u, axis)
+                            if ti.static(across):
+                                rhs_across, replaced_across = across_divergence(I, u, dt)
+                                rhs += rhs_across
+                                replaced += replaced_across
+                            update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, store_r, flags)
                             if ti.static(prefetch):
                                 u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(i + 1, end - 1), dim), flags)
                         f_lo = f_hi
@@ -601,7 +654,7 @@ class Solver:
                 return ti.Vector(index + [0])
 
             @ti.kernel
-            def shuffle_sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float,
+            def shuffle_sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, store_r: ti.i32,
                               flags: ti.template()):
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
@@ -629,16 +682,24 @@ class Solver:
                         if owner and more != 0:
                             fallbacks[thread // WARP] += more
                     if owner and f < n:
-                        update(cell, f_lo, f_hi, u, r_old, u0, dt, keep, c0, c1, c2, t, flags)
+                        update(cell, flux_divergence(f_lo, f_hi, u, axis), u, r_old, u0, dt, keep, c0, c1, c2, t,
+                               store_r, flags)
 
             return shuffle_sweep
 
-        self._sweep = [make_sweep(d, d == dim - 1, self.recon, self.riemann, self.variables, self.per_cell[0],
-                                  self.shuffle and d == dim - 1)
-                       for d in range(dim)]
+        # Fused ([run] fuse): one sweep per stage, walking axis 0 and solving both faces of
+        # each cell along the other axes; otherwise a sweep per axis.
+        walked = [0] if self.fused else list(range(dim))
+        across = tuple(range(1, dim)) if self.fused else ()
+
+        def sweeps(recon, riemann, variables, per_cell):
+            return [make_sweep(d, k == len(walked) - 1, recon, riemann, variables, per_cell,
+                               self.shuffle and d == dim - 1, across if k == 0 else ())
+                    for k, d in enumerate(walked)]
+
+        self._sweep = sweeps(self.recon, self.riemann, self.variables, self.per_cell[0])
         if self.retry_scheme:
-            self._retry_sweep = [make_sweep(d, d == dim - 1, *self.retry_scheme, self.per_cell[1],
-                                            self.shuffle and d == dim - 1) for d in range(dim)]
+            self._retry_sweep = sweeps(*self.retry_scheme, self.per_cell[1])
 
         @ti.kernel
         def restore_state():
@@ -841,32 +902,36 @@ class Solver:
             if s > 0:
                 self._primitives()  # (also the ghost layers: _build_boundaries)
             t_stage = t + stage.time * dt
-            for d in range(self.dim):
-                keep = stage.a if d == 0 else 1.0
-                sweep[d](dt, keep, stage.c0, stage.c1, stage.c2, t_stage, self.stage_flags(stages, s, d))
+            for k, kernel in enumerate(sweep):
+                keep = stage.a if k == 0 else 1.0
+                kernel(dt, keep, stage.c0, stage.c1, stage.c2, t_stage, int(self.stores_r(stages, s, k)),
+                       self.stage_flags(stages, s, k))
 
-    def stage_flags(self, stages, s: int, axis: int) -> StageFlags:
-        """What the sweep along axis reads and writes at stage s. The register R after a
-        stage's last sweep is read only by a next stage that keeps it (a != 0; the next step
-        starts with stages[0]): never in SSP schemes, not after LSRK3's last stage."""
-        last = axis == self.dim - 1
-        stage, following = stages[s], stages[(s + 1) % len(stages)]
-        return StageFlags(read_r=axis > 0 or stage.a != 0.0, use_u0=last and stage.c0 != 0.0,
-                          save_u0=last and s == 0 and self.keep_last_good,
-                          write_r=not last or following.a != 0.0)
+    def stage_flags(self, stages, s: int, k: int) -> StageFlags:
+        """What the k-th sweep of stage s reads and writes besides W and R."""
+        last = k == len(self._sweep) - 1
+        stage = stages[s]
+        return StageFlags(read_r=k > 0 or stage.a != 0.0, use_u0=last and stage.c0 != 0.0,
+                          save_u0=last and s == 0 and self.keep_last_good)
+
+    def stores_r(self, stages, s: int, k: int) -> bool:
+        """Whether the k-th sweep of stage s stores R. After a stage's last sweep it is read only
+        by a next stage that keeps it (a != 0; the next step starts with stages[0]): never in
+        SSP schemes, not after LSRK3's last stage."""
+        return k < len(self._sweep) - 1 or stages[(s + 1) % len(stages)].a != 0.0
 
     def modelled_bytes_per_cell_step(self, stages) -> int:
         """Bytes per cell and step if each kernel touched its data once (ideal caches): per
-        stage the primitives (U in, W out), then per axis the W stencil and what the sweep's
+        stage the primitives (U in, W out), then per sweep the W stencil and what the sweep's
         flags read and write (U where it updates or advects, R, U0)."""
         nU, nW = self.phys.U.n, self.phys.W.n
         reads_u_across = len(self.phys.advected_indices) > 0
         values = 0
         for s in range(len(stages)):
             values += nU + nW
-            for d in range(self.dim):
-                f, last = self.stage_flags(stages, s, d), d == self.dim - 1
-                values += nW + nU * (f.read_r + f.write_r + f.use_u0 + f.save_u0)
+            for k in range(len(self._sweep)):
+                f, last = self.stage_flags(stages, s, k), k == len(self._sweep) - 1
+                values += nW + nU * (f.read_r + self.stores_r(stages, s, k) + f.use_u0 + f.save_u0)
                 values += 2 * nU if last else nU * reads_u_across
         return values * (4 if self.dtype == ti.f32 else 8)
 
