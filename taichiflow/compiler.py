@@ -20,7 +20,10 @@ from its own stencil. Both evaluate the same formulas (bit for bit on a CPU; CUD
 multiply-adds differently in the two loops); which is faster depends on the machine and
 precision (RECONSTRUCT_PER_FACE). With [run] shuffle (CUDA) the last axis, contiguous in memory,
 is swept with one face per thread instead, the flux of the face above a cell taken from the
-next lane of the warp (SHUFFLE_LAST_AXIS says where that is the default).
+next lane of the warp (SHUFFLE_LAST_AXIS says where that is the default). With [run] fuse a
+stage is one sweep: the walk along axis 0 also solves both faces of each cell along the other
+axes, each from its own stencil, and applies the stage update (FUSE_MAX_GHOST says where that
+is the default: narrow stencils, whose faces cost less than the R and W traffic it saves).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -64,6 +67,11 @@ ALL_LANES = 0xFFFFFFFF
 # shuffle sweep made WENO5 + HLLC 11% faster in f64, but 5% slower in f32 (Euler and two-phase;
 # its one face per thread hides latency worse than walking segments) and equal for PLM.
 SHUFFLE_LAST_AXIS = {("cuda", "f64")}
+# [run] fuse = "auto": one sweep per stage where the reconstruction reaches at most this many
+# cells on each side of a face. Solving the faces across the walk twice costs little there: on
+# an H100 at 256^3 (f32) first order +54%, PLM + HLL + SSP-RK2 +9 to +19%, WENO3 +4%,
+# MUSCL-Hancock +1%, PLM f64 +2%; WENO5 (3 cells) 18% slower (docs/performance.md).
+FUSE_MAX_GHOST = 2
 
 
 def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int) -> bool:
@@ -79,16 +87,13 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int) -> bool:
     return bool(shuffle)
 
 
-def uses_fused_sweep(fuse, shuffle) -> bool:
-    """Whether each stage is one sweep ([run] fuse): walking axis 0, every cell also solves
-    both of its faces along the other axes, each from its own stencil. Those faces are solved
-    twice, but R and W cross memory once per stage instead of once per axis."""
-    if fuse == "auto":
-        fuse = False
-    if fuse and shuffle is True:
+def fuse_choice(fuse, shuffle):
+    """[run] fuse as the Solver takes it ("auto" or a boolean): an explicit shuffle = true
+    keeps auto from fusing, and contradicts fuse = true (shuffle sweeps the last axis on its own)."""
+    if fuse is True and shuffle is True:
         raise ValueError("[run] shuffle = true sweeps the last axis on its own; fuse = true solves it inside "
                          "the sweep along x")
-    return bool(fuse)
+    return False if fuse == "auto" and shuffle is True else fuse
 
 
 class StageFlags(NamedTuple):
@@ -239,7 +244,7 @@ class Solver:
 
     def __init__(self, model, params, scheme, cells, lower, upper, boundaries, inflow_states, dtype,
                  keep_last_good=True, segment=(), block_dim=0, per_cell=(False, False), shuffle=False,
-                 fused=False):
+                 fuse=False):
         self.dim = len(cells)
         self.cells = tuple(int(n) for n in cells)
         self.lower = tuple(float(x) for x in lower)
@@ -282,7 +287,8 @@ class Solver:
         # Whether the sweeps of the scheme and of its retry scheme reconstruct per cell
         # (reconstructs_per_cell decides).
         self.per_cell = list(per_cell)
-        self.fused = bool(fused) and self.dim > 1  # one sweep per stage (uses_fused_sweep decides)
+        # one sweep per stage ([run] fuse; fuse_choice); the scheme's stencil decides "auto"
+        self.fused = (self.recon.ghost <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and self.dim > 1
         self.shuffle = bool(shuffle) and not self.fused  # the last axis swept with warp shuffles (uses_shuffle)
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
@@ -540,17 +546,20 @@ class Solver:
             @ti.func
             def across_divergence(I, u, dt):
                 """-dF/dx along the axes across the walk and the face states replaced there; a
-                face's replacements count in the cell above it (the lowest face's in cell 0)."""
+                face's replacements count in the cell above it (the lowest face's in cell 0).
+                The two faces of an axis go through one run-time loop: one copy of the face code
+                per axis in the kernel (the compile time of unrolled faces: docs/performance.md)."""
                 rhs, replaced = ti.Vector.zero(dtype, nU), 0
+                no_flux = ti.Vector.zero(dtype, phys.n_flux)
                 for a in ti.static(range(len(across))):
                     i = component(I, across[a])
                     dt_dx = dt * inv_dx[across[a]]
-                    f_lo, below = across_faces[a][2](across_faces[a][0](I, i - g, 2 * g), I, i - 1, dt_dx)
-                    f_hi, above = across_faces[a][2](across_faces[a][0](I, i + 1 - g, 2 * g), I, i, dt_dx)
-                    rhs += flux_divergence(f_lo, f_hi, u, across[a])
-                    replaced += above
-                    if i == 0:
-                        replaced += below
+                    for side in range(2):  # the face below the cell, then the one above it
+                        f, more = across_faces[a][2](across_faces[a][0](I, i - g + side, 2 * g), I, i - 1 + side,
+                                                     dt_dx)
+                        rhs += ti.cast(1 - 2 * side, dtype) * flux_divergence(f, no_flux, u, across[a])
+                        if side == 1 or i == 0:
+                            replaced += more
                 return rhs, replaced
 
             reads_u = last or len(advected) > 0  # (sources are added on the last axis)

@@ -13,7 +13,7 @@ import taichi as ti
 from . import case as case_mod
 from . import checkpoint
 from .setup import resolve_states
-from .compiler import Solver, reconstructs_per_cell, sweep_segments, uses_fused_sweep, uses_shuffle
+from .compiler import Solver, fuse_choice, reconstructs_per_cell, sweep_segments, uses_shuffle
 from .initial import initial_primitive, state_vector
 from .compat import check_case_against_model
 from .loadcheck import check_model
@@ -94,14 +94,14 @@ class Simulation:
             segments = sweep_segments(run["segment"], len(self.cells))
             per_cell = [reconstructs_per_cell(run["reconstruct"], scheme.get("variables", "primitive"),
                                               self.arch, self.precision) for scheme in schemes]
-            fused = uses_fused_sweep(run["fuse"], run["shuffle"])
+            fuse = fuse_choice(run["fuse"], run["shuffle"])
             shuffle = uses_shuffle(run["shuffle"], self.arch, self.precision, run["block_dim"])
         except ValueError as err:
             raise case_mod.CaseError(f"{where}: {err}") from None
         self.solver = Solver(self.model, self.params, case["scheme"], self.cells, self.lower, self.upper,
                              self._boundary_kinds(), inflow, self.dtype, keep_last_good=keep,
                              segment=segments, block_dim=run["block_dim"], per_cell=per_cell,
-                             shuffle=shuffle, fused=fused)
+                             shuffle=shuffle, fuse=fuse)
         self.set_primitive(self._initial_state(initial, where))
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.retries = 0          # steps redone with the [scheme] retry fluxes, since the last row

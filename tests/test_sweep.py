@@ -186,3 +186,17 @@ def test_the_register_is_stored_only_where_a_later_stage_reads_it(tmp_path, arch
         assert np.isnan(register).all()
     else:
         assert np.isfinite(register).all()
+
+
+def test_auto_fuses_the_stage_where_the_stencil_is_narrow_and_refuses_it_beside_shuffles(tmp_path):
+    def solver(recon, **run):
+        text = BLAST.format(cells=[6, 5, 7], lower=[-0.5] * 3, upper=[0.5] * 3, recon=recon,
+                            boundary='x = "periodic"\ny = "periodic"\nz = "periodic"')
+        case = precise(case_from_text(tmp_path, text))
+        case["run"].update(run)
+        return Simulation(case).solver
+
+    assert [len(solver(recon)._sweep) for recon in ("first_order", "plm", "weno3", "weno5")] == [1, 1, 1, 3]
+    assert len(solver("plm", fuse=False)._sweep) == 3 and len(solver("weno5", fuse=True)._sweep) == 1
+    with pytest.raises(CaseError, match="shuffle = true sweeps the last axis on its own"):
+        solver("plm", fuse=True, shuffle=True)
