@@ -544,10 +544,11 @@ SCHEMA = Table({
         # Reconstruct each cell once for both its faces, or each face from its own stencil
         # (the same formulas; auto: the faster one where measured, compiler.RECONSTRUCT_PER_FACE).
         "reconstruct": Key(Choice("auto", "cell", "face"), "auto"),
-        # Sweep the last axis with a thread per face, the neighbour's flux through a warp
-        # shuffle (CUDA; auto: where measured faster, compiler.SHUFFLE_LAST_AXIS), instead of
-        # walking segments of it.
-        "shuffle": Key(Choice("auto", True, False), "auto"),
+        # Solve the last axis with a thread per face, the neighbour's flux through a warp
+        # shuffle, in a sweep of its own (true) or inside the walk along the axis before it
+        # ("walk"), instead of walking segments of it (CUDA; auto: where measured faster,
+        # compiler.SHUFFLE_LAST_AXIS).
+        "shuffle": Key(Choice("auto", True, False, "walk"), "auto"),
         # One sweep per stage: the walk along x also solves each cell's faces along the other
         # axes (twice each, but R and W cross memory once; auto: compiler.uses_fused_sweep).
         "fuse": Key(Choice("auto", True, False), "auto"),

@@ -18,12 +18,14 @@ cell alone: primitive, conserved) each cell is reconstructed once for both of it
 upper face state is carried to the next face; "face" reconstructs both states of each face
 from its own stencil. Both evaluate the same formulas (bit for bit on a CPU; CUDA fuses
 multiply-adds differently in the two loops); which is faster depends on the machine and
-precision (RECONSTRUCT_PER_FACE). With [run] shuffle (CUDA) the last axis, contiguous in memory,
-is swept with one face per thread instead, the flux of the face above a cell taken from the
-next lane of the warp (SHUFFLE_LAST_AXIS says where that is the default). With [run] fuse a
-stage is one sweep: the walk along axis 0 also solves both faces of each cell along the other
-axes, each from its own stencil, and applies the stage update (FUSE_MAX_GHOST says where that
-is the default: narrow stencils, whose faces cost less than the R and W traffic it saves).
+precision (RECONSTRUCT_PER_FACE). With [run] shuffle (CUDA) the last axis, contiguous in
+memory, is solved with one face per thread instead, the flux of the face above a cell taken
+from the next lane of the warp: in a sweep of its own (true), or ("walk") inside the walk along
+the axis before it, which then applies the stage update (SHUFFLE_LAST_AXIS says where each is
+the default). With [run] fuse a stage is one sweep: the walk along axis 0 also solves both
+faces of each cell along the other axes, each from its own stencil, and applies the stage
+update (FUSE_MAX_GHOST says where that is the default: narrow stencils, whose faces cost less
+than the R and W traffic it saves).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -63,10 +65,11 @@ SEGMENT_CONTIGUOUS = 2
 PREFETCH_ARCHS = {"cuda"}
 WARP = 32                   # CUDA threads that exchange values through shuffles
 ALL_LANES = 0xFFFFFFFF
-# [run] shuffle = "auto": where measured faster (docs/performance.md): on an H100 at 256^3 the
-# shuffle sweep made WENO5 + HLLC 11% faster in f64, but 5% slower in f32 (Euler and two-phase;
-# its one face per thread hides latency worse than walking segments) and equal for PLM.
-SHUFFLE_LAST_AXIS = {("cuda", "f64")}
+# [run] shuffle = "auto": where measured faster (docs/performance.md), on an H100 at 256^3 with
+# WENO5 + HLLC: the shuffle sweep of the last axis (true) 11% faster than walking it in f64, 5%
+# slower in f32; the shuffles inside the walk along the axis before it ("walk") 2-4% faster than
+# walking in f32 (Euler and two-phase), 12% slower than the shuffle sweep in f64.
+SHUFFLE_LAST_AXIS = {("cuda", "f64"): True, ("cuda", "f32"): "walk"}
 # [run] fuse = "auto": one sweep per stage where the reconstruction reaches at most this many
 # cells on each side of a face. Solving the faces across the walk twice costs little there: on
 # an H100 at 256^3 (f32) first order +54%, PLM + HLL + SSP-RK2 +9 to +19%, WENO3 +4%,
@@ -74,26 +77,34 @@ SHUFFLE_LAST_AXIS = {("cuda", "f64")}
 FUSE_MAX_GHOST = 2
 
 
-def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int) -> bool:
-    """Whether the last axis is swept with warp shuffles ([run] shuffle): one face per thread,
-    the flux of the face above taken from the neighbouring thread. CUDA only; a thread's lane
-    is its loop index mod 32, so blocks must be whole warps."""
+def _toml(value) -> str:
+    """A case value as the case file writes it (true, "walk")."""
+    return str(value).lower() if isinstance(value, bool) else f'"{value}"'
+
+
+def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
+    """How the last axis uses warp shuffles ([run] shuffle): False (walked like the others),
+    True (its own sweep, one face per thread, the flux of the face above taken from the next
+    lane) or "walk" (the same, inside the walk along the axis before it). CUDA only; a thread's
+    lane is its loop index mod 32, so blocks must be whole warps."""
     if shuffle == "auto":
-        shuffle = (arch, precision) in SHUFFLE_LAST_AXIS
+        shuffle = SHUFFLE_LAST_AXIS.get((arch, precision), False)
     if shuffle and arch != "cuda":
-        raise ValueError("[run] shuffle = true needs arch = 'cuda' (warp shuffles are GPU instructions)")
+        raise ValueError(f"[run] shuffle = {_toml(shuffle)} needs arch = 'cuda' (warp shuffles are GPU instructions)")
     if shuffle and block_dim % WARP:
         raise ValueError(f"[run] shuffle needs block_dim a multiple of {WARP}, not {block_dim}")
-    return bool(shuffle)
+    return shuffle
 
 
 def fuse_choice(fuse, shuffle):
-    """[run] fuse as the Solver takes it ("auto" or a boolean): an explicit shuffle = true
-    keeps auto from fusing, and contradicts fuse = true (shuffle sweeps the last axis on its own)."""
-    if fuse is True and shuffle is True:
-        raise ValueError("[run] shuffle = true sweeps the last axis on its own; fuse = true solves it inside "
-                         "the sweep along x")
-    return False if fuse == "auto" and shuffle is True else fuse
+    """[run] fuse as the Solver takes it ("auto" or a boolean): a shuffle asked for explicitly
+    keeps auto from fusing, and contradicts fuse = true (the fused stage solves the last axis
+    inside the sweep along x, each face twice)."""
+    asked = shuffle not in ("auto", False)
+    if fuse is True and asked:
+        raise ValueError(f"[run] shuffle = {_toml(shuffle)} solves the last axis through warp shuffles; fuse = true "
+                         "solves it inside the sweep along x")
+    return False if fuse == "auto" and asked else fuse
 
 
 class StageFlags(NamedTuple):
@@ -289,7 +300,10 @@ class Solver:
         self.per_cell = list(per_cell)
         # one sweep per stage ([run] fuse; fuse_choice); the scheme's stencil decides "auto"
         self.fused = (self.recon.ghost <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and self.dim > 1
-        self.shuffle = bool(shuffle) and not self.fused  # the last axis swept with warp shuffles (uses_shuffle)
+        # The last axis through warp shuffles (uses_shuffle): in the walk along the axis before
+        # it ("walk"; in 1D there is none), or in a sweep of its own (True).
+        self.shuffle_walk = shuffle == "walk" and self.dim > 1 and not self.fused
+        self.shuffle = bool(shuffle) and not self.fused and not self.shuffle_walk
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -344,8 +358,25 @@ class Solver:
         return [(0, (n + L - 1) // L) if d == axis else (0, self.cells[d])
                 for d in range(self.dim)]
 
+    def _walk_shuffle_layout(self, axis):
+        """(row shape, slots per row, slots per warp, slots, threads) of the walk along axis
+        that also solves the last axis through shuffles: a row is a walking segment of axis at
+        one index of the other axes before the last; its n + 1 slots f = 0 .. n (the face
+        below cell f) follow row after row, 32 to a warp, each warp overlapping the next by one."""
+        row_shape = [(self.cells[d] + self.segments[d] - 1) // self.segments[d] if d == axis else self.cells[d]
+                     for d in range(self.dim - 1)]
+        slots_per_row = self.cells[-1] + 1
+        stride = WARP - 1
+        total = int(np.prod(row_shape)) * slots_per_row
+        threads = (total + stride - 1) // stride * WARP
+        if threads >= 2 ** 31:
+            raise ValueError(f"the grid {self.cells} needs {threads} sweep threads; 32-bit indices end at 2^31")
+        return row_shape, slots_per_row, stride, total, threads
+
     def _fallback_counters(self, axis) -> int:
         """Counters the sweep along axis uses: one per walking thread, or one per warp."""
+        if self.shuffle_walk and axis == self.dim - 2:
+            return self._walk_shuffle_layout(axis)[4] // WARP
         if self.shuffle and axis == self.dim - 1:
             return max(self._shuffle_layout(lead)[3] // WARP for lead in (1, 2))
         return int(np.prod([b - a for a, b in self._sweep_ranges(axis)]))
@@ -526,7 +557,79 @@ class Solver:
                 rhs[k] += u[k] * (f_hi[unit] - f_lo[unit]) * inv_dx[axis]
             return rhs
 
-        def make_sweep(axis, last, recon, riemann, variables, per_cell, shuffle, across=()):
+        def make_shuffle_walk(axis, recon, riemann, variables, per_cell, lead, load_cell, update,
+                              cells_at, solve, face_flux, cell_faces):
+            """The sweep that walks axis (the one before the last) and also solves the last
+            axis, a thread per cell of it: each lane solves the face below its cell there and
+            takes the face above from the next lane (a warp shuffle), then applies the stage
+            update. Lanes run the same number of walk steps (a shuffle needs the whole warp)."""
+            last_axis = dim - 1
+            at_last, _, flux_last, _ = face_functions(last_axis, recon, riemann, variables)
+            g = recon.ghost
+            L, n, n_last = self.segments[axis], cells[axis], cells[last_axis]
+            row_shape, slots_per_row, stride, total_slots, threads = self._walk_shuffle_layout(axis)
+            dtype = self.dtype
+
+            def slot_index(row, c):
+                """The walking thread's S (segment index along axis) of row `row`, at cell c of the last axis."""
+                index, rest = [], row
+                for d in reversed(range(dim - 1)):
+                    index.insert(0, rest % row_shape[d])
+                    rest = rest // row_shape[d]
+                return ti.Vector(index + [c])
+
+            @ti.kernel
+            def shuffle_walk(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, store_r: ti.i32,
+                             flags: ti.template()):
+                dt_dx = dt * inv_dx[axis]
+                dt_dx_last = dt * inv_dx[last_axis]
+                ti.loop_config(block_dim=block_dim)
+                for thread in range(threads):
+                    lane = thread % WARP
+                    slot = (thread // WARP) * stride + lane
+                    clamped = ti.min(slot, total_slots - 1)  # lanes past the end compute, write nothing
+                    f = clamped % slots_per_row  # this lane's face along the last axis: f - 1/2
+                    S = slot_index(clamped // slots_per_row, ti.min(f, n_last - 1))
+                    # the lane's cell is f; the last lane only serves the face above the previous lane's
+                    owner = slot < total_slots and lane < WARP - 1 and f < n_last
+                    first = component(S, axis) * L
+                    end = ti.min(first + L, n)
+                    f_lo = ti.Vector.zero(dtype, phys.n_flux)
+                    upper = ti.Vector.zero(dtype, phys.W.n)
+                    replaced = 0
+                    for step in range(lead + L):
+                        i = first - lead + step
+                        walking = i < end  # past the axis's end a lane repeats its last cell
+                        i = ti.min(i, n - 1)
+                        I = _with_axis(S, axis, i, dim)
+                        u, r_old, u0 = load_cell(I, flags)
+                        f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
+                        if ti.static(per_cell):
+                            lower, next_upper = cell_faces(cells_at(S, i + 2 - g, 2 * g - 1), dt_dx)
+                            if i >= first - 1:
+                                f_hi, more = solve(upper, lower, S, i, dt_dx)
+                            upper = next_upper
+                        else:
+                            f_hi, more = face_flux(cells_at(S, i + 1 - g, 2 * g), S, i, dt_dx)
+                        f_below, more_below = flux_last(at_last(I, f - g, 2 * g), I, f - 1, dt_dx_last)
+                        f_above = _shuffled(f_below, phys.n_flux, dtype, False)  # the next lane's face
+                        if walking and slot < total_slots and lane < WARP - 1:
+                            if owner and (i >= first or first == 0):
+                                replaced += more
+                            if i >= first:
+                                replaced += more_below  # (the face above the last cell: f = n_last)
+                                if owner:
+                                    rhs = flux_divergence(f_lo, f_hi, u, axis) + flux_divergence(
+                                        f_below, f_above, u, last_axis)
+                                    update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, store_r, flags)
+                        f_lo = f_hi
+                    if ti.static(fallback):
+                        if replaced != 0:
+                            fallbacks[thread // WARP] += replaced
+
+            return shuffle_walk
+
+        def make_sweep(axis, last, recon, riemann, variables, per_cell, shuffle, across=(), shuffled_last=False):
             """The fused flux-and-update kernel of one axis (see the module docstring); shuffle:
             the warp-shuffle variant (last axis, CUDA); across: axes whose two faces each cell
             also solves, each from its own stencil (the fused stage kernel, [run] fuse)."""
@@ -647,6 +750,9 @@ class Solver:
                         if replaced != 0:
                             fallbacks[ti.cast(_linear_index(S, seg_shape), ti.i32)] += replaced
 
+            if shuffled_last:
+                return make_shuffle_walk(axis, recon, riemann, variables, per_cell, lead, load_cell, update,
+                                         cells_at, solve, face_flux, cell_faces)
             if not shuffle:
                 return sweep
 
@@ -696,14 +802,16 @@ class Solver:
 
             return shuffle_sweep
 
-        # Fused ([run] fuse): one sweep per stage, walking axis 0 and solving both faces of
-        # each cell along the other axes; otherwise a sweep per axis.
-        walked = [0] if self.fused else list(range(dim))
+        # A sweep per walked axis: every axis; with [run] fuse only axis 0, solving both faces
+        # of each cell along the others; with shuffle = "walk" all but the last, whose faces
+        # the walk along the axis before it solves through shuffles.
+        walked = [0] if self.fused else list(range(dim - 1 if self.shuffle_walk else dim))
         across = tuple(range(1, dim)) if self.fused else ()
 
         def sweeps(recon, riemann, variables, per_cell):
             return [make_sweep(d, k == len(walked) - 1, recon, riemann, variables, per_cell,
-                               self.shuffle and d == dim - 1, across if k == 0 else ())
+                               self.shuffle and d == dim - 1, across if k == 0 else (),
+                               self.shuffle_walk and k == len(walked) - 1)
                     for k, d in enumerate(walked)]
 
         self._sweep = sweeps(self.recon, self.riemann, self.variables, self.per_cell[0])

@@ -34,7 +34,9 @@ def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the
     if arch == "cuda":
         runs += [{"segment": 16, "reconstruct": "cell", "shuffle": False},
                  {"segment": 3, "reconstruct": "face", "shuffle": False},
-                 {"segment": 16, "reconstruct": "face", "shuffle": True}]
+                 {"segment": 16, "reconstruct": "face", "shuffle": True},
+                 {"segment": 16, "reconstruct": "cell", "shuffle": "walk"},
+                 {"segment": 5, "reconstruct": "face", "shuffle": "walk", "block_dim": 64}]
     for run in runs:
         fields, fallbacks = colliding_blasts_3d(tmp_path, arch, **run)
         assert fallbacks == counted, run
@@ -137,20 +139,27 @@ def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
 
 def test_warp_shuffles_need_cuda_and_whole_warps(arch):
     if arch == "cpu":
-        with pytest.raises(CaseError, match="shuffle = true needs arch = 'cuda'"):
-            Simulation(precise(load_case(CASES / "sod.toml", ["run.shuffle=true"])))
-        assert not Simulation(precise(load_case(CASES / "sod.toml"))).solver.shuffle  # auto: CPU walks
+        for shuffle in ("true", '"walk"'):
+            with pytest.raises(CaseError, match=f"shuffle = {shuffle} needs arch = 'cuda'"):
+                Simulation(precise(load_case(CASES / "sod.toml", [f"run.shuffle={shuffle}"])))
+        auto = Simulation(precise(load_case(CASES / "sod.toml"))).solver  # auto: CPU walks
+        assert not auto.shuffle and not auto.shuffle_walk
     else:
         with pytest.raises(CaseError, match="block_dim a multiple of 32, not 48"):
             Simulation(precise(load_case(CASES / "sod.toml", ["run.shuffle=true", "run.block_dim=48"]), arch))
         assert Simulation(precise(load_case(CASES / "sod.toml"), arch)).solver.shuffle  # auto: f64 on CUDA
+        sod_2d = ["grid.cells=[40, 8]", "grid.lower=[0.0, 0.0]", "grid.upper=[1.0, 0.2]",
+                  "initial.regions.0.normal=[1.0, 0.0]", "initial.regions.0.point=[0.5, 0.1]"]
+        walk = Simulation(precise(load_case(CASES / "sod.toml", sod_2d), arch, "f32")).solver  # auto: f32 on CUDA
+        assert walk.shuffle_walk and len(walk._sweep) == 1
 
 
 @pytest.mark.cuda
-def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path):
+@pytest.mark.parametrize("shuffle", [True, "walk"])
+def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path, shuffle):
     """f32 values move through the shuffles whole (f64 ones in two halves, test above)."""
     walked, walked_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=False)
-    shuffled, shuffled_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=True)
+    shuffled, shuffled_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=shuffle)
     assert shuffled_fallbacks == walked_fallbacks and sum(walked_fallbacks) > 0
     for name in walked:
         scale = np.abs(walked[name]).max()
@@ -198,5 +207,5 @@ def test_auto_fuses_the_stage_where_the_stencil_is_narrow_and_refuses_it_beside_
 
     assert [len(solver(recon)._sweep) for recon in ("first_order", "plm", "weno3", "weno5")] == [1, 1, 1, 3]
     assert len(solver("plm", fuse=False)._sweep) == 3 and len(solver("weno5", fuse=True)._sweep) == 1
-    with pytest.raises(CaseError, match="shuffle = true sweeps the last axis on its own"):
+    with pytest.raises(CaseError, match="solves the last axis through warp shuffles; fuse = true"):
         solver("plm", fuse=True, shuffle=True)

@@ -176,7 +176,11 @@ def _smooth_states(solver, n):
 # --- per cell-step -------------------------------------------------------------------------
 def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle: bool) -> float:
     """Evaluations per cell and stage, summed over the axes, of a piece the sweeps repeat
-    lead times more than there are cells in a segment (a walk) or a warp (the shuffle sweep)."""
+    lead times more than there are cells in a segment (a walk) or a warp (the shuffle sweep).
+    A fused stage ([run] fuse) walks x and solves both faces of each cell along the others
+    (counted as two evaluations of each piece per cell and axis)."""
+    if solver.fused:
+        return (segments[0] + lead) / segments[0] + 2 * (solver.dim - 1)
     total = 0.0
     for d in range(solver.dim):
         if shuffle and d == solver.dim - 1:
@@ -229,7 +233,8 @@ def report(work: dict, segments, cells: int):
     executed = per_cell_executed if per_cell else per_face_executed
     special = each(2) * (cell["div"] + cell["sqrt"]) + each(1) * (solve["div"] + solve["sqrt"]) if per_cell \
         else each(1) * (face["div"] + face["sqrt"])
-    how = f"{'per cell' if per_cell else 'per face'}, last axis {'shuffled' if shuffle else 'walked'}"
+    how = f"{'per cell' if per_cell else 'per face'}, " + (
+        "fused stage" if solver.fused else f"last axis {'shuffled' if shuffle else 'walked'}")
     print(f"  per cell-step: {ideal + common:.0f} flop with one face per cell and axis; as CUDA runs it "
           f"({how}, {cells}^3, segments {segments}): {len(stages) * executed + common:.0f} flop and "
           f"{len(stages) * special:.0f} divisions and roots")
