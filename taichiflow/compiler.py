@@ -108,13 +108,23 @@ def fuse_choice(fuse, shuffle):
 
 
 class StageFlags(NamedTuple):
-    """What a sweep reads and writes besides W and R; each distinct value compiles its own
-    kernel. The first stage's last sweep keeps the state of the step's start in U0 (instead
-    of a copy kernel: one pass over memory less). W cannot be written there for the next stage:
-    the sweep's other threads still read their stencils from it."""
+    """What a sweep reads and writes besides W and R. Per stage they pass to the kernel as
+    run-time switches (bit k for field k); as a template the kernel takes their union over the
+    integrator's stages, so one kernel serves every stage (a kernel per stage and flag value
+    made the first step of a two-phase run compile eight sweeps instead of four). The first
+    stage's last sweep keeps the state of the step's start in U0 (instead of a copy kernel: one
+    pass over memory less). W cannot be written there for the next stage: the sweep's other
+    threads still read their stencils from it."""
     read_r: bool    # R = keep R + ...; a stage that starts the register (keep = 0) skips the read
     use_u0: bool    # U = c0 U0 + ... (SSP stages)
     save_u0: bool   # U0 = U before the first stage's update (the last good state)
+    store_r: bool   # R stored: by every sweep but the last, and there only when the next stage reads it
+
+    def switches(self) -> int:
+        return sum(1 << k for k, on in enumerate(self) if on)
+
+
+READ_R, USE_U0, SAVE_U0, STORE_R = (1 << k for k in range(len(StageFlags._fields)))
 
 
 def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str) -> bool:
@@ -579,7 +589,7 @@ class Solver:
                 return ti.Vector(index + [c])
 
             @ti.kernel
-            def shuffle_walk(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, store_r: ti.i32,
+            def shuffle_walk(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, switches: ti.i32,
                              flags: ti.template()):
                 dt_dx = dt * inv_dx[axis]
                 dt_dx_last = dt * inv_dx[last_axis]
@@ -602,7 +612,7 @@ class Solver:
                         walking = i < end  # past the axis's end a lane repeats its last cell
                         i = ti.min(i, n - 1)
                         I = _with_axis(S, axis, i, dim)
-                        u, r_old, u0 = load_cell(I, flags)
+                        u, r_old, u0 = load_cell(I, switches, flags)
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
                         if ti.static(per_cell):
                             lower, next_upper = cell_faces(cells_at(S, i + 2 - g, 2 * g - 1), dt_dx)
@@ -621,7 +631,7 @@ class Solver:
                                 if owner:
                                     rhs = flux_divergence(f_lo, f_hi, u, axis) + flux_divergence(
                                         f_below, f_above, u, last_axis)
-                                    update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, store_r, flags)
+                                    update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
@@ -653,14 +663,17 @@ class Solver:
                 The two faces of an axis go through one run-time loop: one copy of the face code
                 per axis in the kernel (the compile time of unrolled faces: docs/performance.md)."""
                 rhs, replaced = ti.Vector.zero(dtype, nU), 0
-                no_flux = ti.Vector.zero(dtype, phys.n_flux)
                 for a in ti.static(range(len(across))):
                     i = component(I, across[a])
                     dt_dx = dt * inv_dx[across[a]]
+                    f_lo = ti.Vector.zero(dtype, phys.n_flux)
                     for side in range(2):  # the face below the cell, then the one above it
                         f, more = across_faces[a][2](across_faces[a][0](I, i - g + side, 2 * g), I, i - 1 + side,
                                                      dt_dx)
-                        rhs += ti.cast(1 - 2 * side, dtype) * flux_divergence(f, no_flux, u, across[a])
+                        if side == 0:
+                            f_lo = f
+                        else:  # as a walk does: the same rounding whichever axis a flow goes along
+                            rhs += flux_divergence(f_lo, f, u, across[a])
                         if side == 1 or i == 0:
                             replaced += more
                 return rhs, replaced
@@ -668,7 +681,7 @@ class Solver:
             reads_u = last or len(advected) > 0  # (sources are added on the last axis)
 
             @ti.func
-            def load_cell(I, flags: ti.template()):
+            def load_cell(I, switches, flags: ti.template()):
                 """The values of cell I that its update reads (U, R, U0; zeros for those the
                 stage does not read), loaded early: their latency then hides behind the flux
                 computation (the R read after it kept the sweeps waiting: 0.69 against 0.47 ms
@@ -677,35 +690,40 @@ class Solver:
                 if ti.static(reads_u):
                     u = U[I]
                 if ti.static(flags.read_r):
-                    r = R[I]
+                    if switches & READ_R:
+                        r = R[I]
                 if ti.static(last and flags.use_u0):
-                    u0 = U0[I]
+                    if switches & USE_U0:
+                        u0 = U0[I]
                 return u, r, u0
 
             @ti.func
-            def update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, store_r, flags: ti.template()):
+            def update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags: ti.template()):
                 """R (and in the last sweep U) of cell I from its -dF/dx and its values from
-                load_cell; flags (StageFlags) say which the stage uses and writes, store_r whether
-                the last sweep stores R (a run-time flag: one kernel less to compile)."""
+                load_cell; switches (StageFlags of the stage) say which the stage uses and writes."""
                 r = dt * rhs
                 if ti.static(flags.read_r):  # a stage that starts the register (keep = 0) never
-                    r += keep * r_old         # reads it: no traffic, and no NaN of a failed step kept as 0 * NaN
+                    if switches & READ_R:     # reads it: no traffic, and no NaN of a failed step kept as 0 * NaN
+                        r += keep * r_old
                 if ti.static(last):
                     if ti.static(has_source):
                         r += dt * phys.source(u, W[I], _cell_center(I, lower, dx), t)
                     u_new = c1 * u + c2 * r
                     if ti.static(flags.use_u0):  # low-storage schemes never read U0
-                        u_new += c0 * u0
+                        if switches & USE_U0:
+                            u_new += c0 * u0
                     if ti.static(flags.save_u0):
-                        U0[I] = u
+                        if switches & SAVE_U0:
+                            U0[I] = u
                     U[I] = u_new
-                    if store_r != 0:  # R the next stage never reads stays unwritten
-                        R[I] = r
+                    if ti.static(flags.store_r):
+                        if switches & STORE_R:  # R the next stage never reads stays unwritten
+                            R[I] = r
                 else:
                     R[I] = r
 
             @ti.kernel
-            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, store_r: ti.i32,
+            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, switches: ti.i32,
                       flags: ti.template()):
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
@@ -719,7 +737,7 @@ class Solver:
                     zero = ti.Vector.zero(dtype, nU)
                     u, r_old, u0 = zero, zero, zero
                     if ti.static(prefetch):
-                        u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), flags)
+                        u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), switches, flags)
                     for i in range(first - lead, end):
                         # f_hi: the flux through face i + 1/2, once i >= first - 1
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
@@ -736,15 +754,15 @@ class Solver:
                         if i >= first:
                             I = _with_axis(S, axis, i, dim)
                             if ti.static(not prefetch):
-                                u, r_old, u0 = load_cell(I, flags)
+                                u, r_old, u0 = load_cell(I, switches, flags)
                             rhs = flux_divergence(f_lo, f_hi, u, axis)
                             if ti.static(across):
                                 rhs_across, replaced_across = across_divergence(I, u, dt)
                                 rhs += rhs_across
                                 replaced += replaced_across
-                            update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, store_r, flags)
+                            update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags)
                             if ti.static(prefetch):
-                                u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(i + 1, end - 1), dim), flags)
+                                u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(i + 1, end - 1), dim), switches, flags)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
@@ -769,7 +787,7 @@ class Solver:
                 return ti.Vector(index + [0])
 
             @ti.kernel
-            def shuffle_sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, store_r: ti.i32,
+            def shuffle_sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, switches: ti.i32,
                               flags: ti.template()):
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
@@ -781,7 +799,7 @@ class Solver:
                     row = clamped // slots_per_row
                     S = row_start(row)
                     cell = _with_axis(S, axis, ti.min(ti.max(f, 0), n - 1), dim)
-                    u, r_old, u0 = load_cell(cell, flags)  # first: their latency hides behind the flux
+                    u, r_old, u0 = load_cell(cell, switches, flags)  # first: their latency hides behind the flux
                     f_lo, more = ti.Vector.zero(dtype, phys.n_flux), 0
                     if ti.static(per_cell):  # the cell above the face, its upper state to the next lane
                         lower, upper = cell_faces(cells_at(S, f + 1 - g, 2 * g - 1), dt_dx)
@@ -798,7 +816,7 @@ class Solver:
                             fallbacks[thread // WARP] += more
                     if owner and f < n:
                         update(cell, flux_divergence(f_lo, f_hi, u, axis), u, r_old, u0, dt, keep, c0, c1, c2, t,
-                               store_r, flags)
+                               switches, flags)
 
             return shuffle_sweep
 
@@ -1021,21 +1039,23 @@ class Solver:
             t_stage = t + stage.time * dt
             for k, kernel in enumerate(sweep):
                 keep = stage.a if k == 0 else 1.0
-                kernel(dt, keep, stage.c0, stage.c1, stage.c2, t_stage, int(self.stores_r(stages, s, k)),
-                       self.stage_flags(stages, s, k))
+                kernel(dt, keep, stage.c0, stage.c1, stage.c2, t_stage, self.stage_flags(stages, s, k).switches(),
+                       self.kernel_flags(stages, k))
 
     def stage_flags(self, stages, s: int, k: int) -> StageFlags:
-        """What the k-th sweep of stage s reads and writes besides W and R."""
+        """What the k-th sweep of stage s reads and writes besides W and R. R after a stage's
+        last sweep is read only by a next stage that keeps it (a != 0; the next step starts with
+        stages[0]): never in SSP schemes, not after LSRK3's last stage."""
         last = k == len(self._sweep) - 1
         stage = stages[s]
         return StageFlags(read_r=k > 0 or stage.a != 0.0, use_u0=last and stage.c0 != 0.0,
-                          save_u0=last and s == 0 and self.keep_last_good)
+                          save_u0=last and s == 0 and self.keep_last_good,
+                          store_r=not last or stages[(s + 1) % len(stages)].a != 0.0)
 
-    def stores_r(self, stages, s: int, k: int) -> bool:
-        """Whether the k-th sweep of stage s stores R. After a stage's last sweep it is read only
-        by a next stage that keeps it (a != 0; the next step starts with stages[0]): never in
-        SSP schemes, not after LSRK3's last stage."""
-        return k < len(self._sweep) - 1 or stages[(s + 1) % len(stages)].a != 0.0
+    def kernel_flags(self, stages, k: int) -> StageFlags:
+        """The union of the k-th sweep's flags over the stages: what its one kernel compiles in."""
+        per_stage = [self.stage_flags(stages, s, k) for s in range(len(stages))]
+        return StageFlags(*(any(flags[f] for flags in per_stage) for f in range(len(StageFlags._fields))))
 
     def modelled_bytes_per_cell_step(self, stages) -> int:
         """Bytes per cell and step if each kernel touched its data once (ideal caches): per
@@ -1048,7 +1068,7 @@ class Solver:
             values += nU + nW
             for k in range(len(self._sweep)):
                 f, last = self.stage_flags(stages, s, k), k == len(self._sweep) - 1
-                values += nW + nU * (f.read_r + self.stores_r(stages, s, k) + f.use_u0 + f.save_u0)
+                values += nW + nU * (f.read_r + f.store_r + f.use_u0 + f.save_u0)
                 values += 2 * nU if last else nU * reads_u_across
         return values * (4 if self.dtype == ti.f32 else 8)
 

@@ -171,7 +171,7 @@ def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path, shuffle):
 def test_the_register_is_stored_only_where_a_later_stage_reads_it(tmp_path, arch, integrator, fuse):
     """R poisoned with NaN before the run, here where the stage's only sweep is the last one:
     in 1D, or in 3D with [run] fuse. Its R only a next stage with a != 0 reads
-    (compiler.Solver.stores_r): SSP stages never store it, so it stays NaN; LSRK3 stores it at
+    (compiler.Solver.stage_flags): SSP stages never store it, so it stays NaN; LSRK3 stores it at
     its first two stages only. Either way no stage reads an R it did not store: the state
     matches a run that starts with R = 0 bit for bit."""
     runs = []
