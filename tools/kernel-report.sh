@@ -9,7 +9,7 @@ set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
 out=${OUT:-/tmp}
-ncu --clock-control none --kernel-name regex:'sweep|primitives' --launch-skip 36 --launch-count 12 \
+ncu --clock-control none --kernel-name regex:'sweep|walk|primitives' --launch-skip 36 --launch-count 12 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section InstructionStats \
     python3 -m taichiflow.cli bench --arch cuda --cells 256 --steps 2 --repeats 1 "$@" > "$out/ncu.txt" 2>&1

@@ -4,7 +4,8 @@
 # .whl/):   bash tools/roofline.sh [cells]
 # The window is one step's launches of the step's kernels, inside the benchmark's warm-up run
 # of 3 steps: the check and its combine, and per stage the primitives (not at the first; they
-# also fill the ghost layers) and one sweep per axis. flop = add + mul + 2 fma (FP32 and FP64 counted apart);
+# also fill the ghost layers) and the stage's sweeps (one per axis; two in f32 on CUDA, where the
+# last axis is solved inside the walk before it; one where the stage is fused: PLM). flop = add + mul + 2 fma (FP32 and FP64 counted apart);
 # reciprocals and square roots (the MUFU unit) are not flop here. Written, not yet run.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -13,11 +14,11 @@ n=${1:-256}
 out=${OUT:-/tmp}
 metrics=$(printf '%s,' smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma,dadd,dmul,dfma}_pred_on.sum \
     dram__bytes_read.sum dram__bytes_write.sum smsp__thread_inst_executed.sum gpu__time_duration.sum)
-while read -r label stages args; do
-  per_step=$((2 + (stages - 1) + stages * 3))
+while read -r label stages sweeps args; do
+  per_step=$((2 + (stages - 1) + stages * sweeps))
   # shellcheck disable=SC2086  # args is a list
   ncu --clock-control none --csv --print-units base --metrics "${metrics%,}" \
-      --kernel-name regex:'sweep|primitives|combine_check' \
+      --kernel-name regex:'sweep|walk|primitives|combine_check' \
       --launch-skip $((2 * per_step)) --launch-count "$per_step" \
       python3 -m taichiflow.cli bench --arch cuda --cells "$n" --steps 1 --repeats 1 $args \
       > "$out/roofline-$label.csv" 2>/dev/null
@@ -43,8 +44,8 @@ print(f"{label:>10}: {len(kernels)} kernels, FP32 {sp / cells:7.0f} flop/cell-st
       f"instructions/cell-step, kernels {time_ns / 1e6:.2f} ms per step (under the profiler)")
 PY
 done <<'EOF2'
-euler-f32 3
-euler-f64 3 --precision f64
-two-phase 3 --model two_phase
-plm-f32 2 --reconstruction plm --riemann hll --integrator ssprk2
+euler-f32 3 2
+euler-f64 3 3 --precision f64
+two-phase 3 2 --model two_phase
+plm-f32 2 1 --reconstruction plm --riemann hll --integrator ssprk2
 EOF2
