@@ -209,3 +209,20 @@ def test_auto_fuses_the_stage_where_the_stencil_is_narrow_and_refuses_it_beside_
     assert len(solver("plm", fuse=False)._sweep) == 3 and len(solver("weno5", fuse=True)._sweep) == 1
     with pytest.raises(CaseError, match="solves the last axis through warp shuffles; fuse = true"):
         solver("plm", fuse=True, shuffle=True)
+
+
+def test_the_traffic_model_counts_what_each_sweep_moves():
+    """Solver.modelled_bytes_per_cell_step against a count by hand (values per cell; the bench's
+    memory roof divides by it). LSRK3, three sweeps: the primitives move U and W (10 values)
+    each stage; each sweep reads W (5); R is read where the stage keeps it and stored where a
+    later sweep reads it; the last sweep reads and writes U, and the first stage keeps U0.
+    Stage 1: 10 + (5 + 5) + (5 + 5 + 5) + (5 + 5 + 10 + 5) = 65; stage 2: 10 + 15 + 15 + 25 =
+    65; stage 3 (R not stored at the end): 10 + 15 + 15 + 20 = 60; 190 values of 8 bytes.
+    PLM + SSP-RK2 fused (one sweep, R never leaves registers): 10 + (5 + 10 + 5) per stage,
+    the second reading U0 instead of keeping it: 60 values of 4 bytes."""
+    from taichiflow.bench import benchmark_case
+    from taichiflow.numerics.integrators import INTEGRATORS
+    weno = Simulation(benchmark_case("euler", "weno5", "mc", "hllc", "lsrk3", 8, 3, "f64", "cpu", ())).solver
+    assert len(weno._sweep) == 3 and weno.modelled_bytes_per_cell_step(INTEGRATORS["lsrk3"]) == 190 * 8
+    plm = Simulation(benchmark_case("euler", "plm", "mc", "hll", "ssprk2", 8, 3, "f32", "cpu", ())).solver
+    assert len(plm._sweep) == 1 and plm.modelled_bytes_per_cell_step(INTEGRATORS["ssprk2"]) == 60 * 4
