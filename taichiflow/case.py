@@ -550,7 +550,7 @@ SCHEMA = Table({
         # compiler.SHUFFLE_LAST_AXIS).
         "shuffle": Key(Choice("auto", True, False, "walk"), "auto"),
         # One sweep per stage: the walk along x also solves each cell's faces along the other
-        # axes (twice each, but R and W cross memory once; auto: compiler.uses_fused_sweep).
+        # axes (twice each, but R and W cross memory once; auto: compiler.FUSE_MAX_GHOST).
         "fuse": Key(Choice("auto", True, False), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),

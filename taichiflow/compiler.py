@@ -87,8 +87,8 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
     True (its own sweep, one face per thread, the flux of the face above taken from the next
     lane) or "walk" (the same, inside the walk along the axis before it). CUDA only; a thread's
     lane is its loop index mod 32, so blocks must be whole warps."""
-    if shuffle == "auto":
-        shuffle = SHUFFLE_LAST_AXIS.get((arch, precision), False)
+    if shuffle == "auto":  # (only where blocks are whole warps)
+        shuffle = SHUFFLE_LAST_AXIS.get((arch, precision), False) if block_dim % WARP == 0 else False
     if shuffle and arch != "cuda":
         raise ValueError(f"[run] shuffle = {_toml(shuffle)} needs arch = 'cuda' (warp shuffles are GPU instructions)")
     if shuffle and block_dim % WARP:
@@ -311,9 +311,9 @@ class Solver:
         # one sweep per stage ([run] fuse; fuse_choice); the scheme's stencil decides "auto"
         self.fused = (self.recon.ghost <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and self.dim > 1
         # The last axis through warp shuffles (uses_shuffle): in the walk along the axis before
-        # it ("walk"; in 1D there is none), or in a sweep of its own (True).
+        # it ("walk"; in 1D there is none, and the axis is walked), or in a sweep of its own (True).
         self.shuffle_walk = shuffle == "walk" and self.dim > 1 and not self.fused
-        self.shuffle = bool(shuffle) and not self.fused and not self.shuffle_walk
+        self.shuffle = shuffle is True and not self.fused
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -608,12 +608,12 @@ class Solver:
                     f_lo = ti.Vector.zero(dtype, phys.n_flux)
                     upper = ti.Vector.zero(dtype, phys.W.n)
                     replaced = 0
+                    zero = ti.Vector.zero(dtype, nU)
                     for step in range(lead + L):
                         i = first - lead + step
                         walking = i < end  # past the axis's end a lane repeats its last cell
                         i = ti.min(i, n - 1)
                         I = _with_axis(S, axis, i, dim)
-                        u, r_old, u0 = load_cell(I, switches, flags)
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
                         if ti.static(per_cell):
                             lower, next_upper = cell_faces(cells_at(S, i + 2 - g, 2 * g - 1), dt_dx)
@@ -622,17 +622,24 @@ class Solver:
                             upper = next_upper
                         else:
                             f_hi, more = face_flux(cells_at(S, i + 1 - g, 2 * g), S, i, dt_dx)
-                        f_below, more_below = flux_last(at_last(I, f - g, 2 * g), I, f - 1, dt_dx_last)
-                        f_above = _shuffled(f_below, phys.n_flux, dtype, False)  # the next lane's face
-                        if walking and slot < total_slots and lane < WARP - 1:
-                            if owner and (i >= first or first == 0):
-                                replaced += more
-                            if i >= first:
-                                replaced += more_below  # (the face above the last cell: f = n_last)
-                                if owner:
-                                    rhs = flux_divergence(f_lo, f_hi, u, axis) + flux_divergence(
-                                        f_below, f_above, u, last_axis)
-                                    update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags)
+                        # The lead-in steps (i below the segment, maybe below the grid) only
+                        # prepare the walked face below the first cell; the step count is the
+                        # same in every lane, so the branch is too.
+                        u, r_old, u0 = zero, zero, zero
+                        f_below, more_below = ti.Vector.zero(dtype, phys.n_flux), 0
+                        if step >= lead:
+                            u, r_old, u0 = load_cell(I, switches, flags)
+                            f_below, more_below = flux_last(at_last(I, f - g, 2 * g), I, f - 1, dt_dx_last)
+                        f_above = _shuffled(f_below, phys.n_flux, dtype, False)  # every lane: the next one's face
+                        live = walking and slot < total_slots and lane < WARP - 1
+                        if live and owner and (step >= lead or first == 0):
+                            replaced += more
+                        if live and step >= lead:
+                            replaced += more_below  # (the face above the last cell: f = n_last)
+                            if owner:
+                                rhs = flux_divergence(f_lo, f_hi, u, axis) + flux_divergence(
+                                    f_below, f_above, u, last_axis)
+                                update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
@@ -660,7 +667,7 @@ class Solver:
             @ti.func
             def across_divergence(I, u, dt):
                 """-dF/dx along the axes across the walk and the face states replaced there; a
-                face's replacements count in the cell above it (the lowest face's in cell 0).
+                face's replacements count in the cell below it (the lowest face's in cell 0).
                 The two faces of an axis go through one run-time loop: one copy of the face code
                 per axis in the kernel (the compile time of unrolled faces: docs/performance.md)."""
                 rhs, replaced = ti.Vector.zero(dtype, nU), 0
@@ -1035,13 +1042,14 @@ class Solver:
         """One time step; `check_state` must have run on the current U. retry: with the
         [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
         sweep = self._retry_sweep if retry else self._sweep
+        plan = self._launch_plan(stages)
         for s, stage in enumerate(stages):
             if s > 0:
                 self._primitives()  # (also the ghost layers: _build_boundaries)
             t_stage = t + stage.time * dt
             for k, kernel in enumerate(sweep):
                 keep = stage.a if k == 0 else 1.0
-                switches, flags = self._launch_plan(stages)[s][k]
+                switches, flags = plan[s][k]
                 kernel(dt, keep, stage.c0, stage.c1, stage.c2, t_stage, switches, flags)
 
     def _launch_plan(self, stages):

@@ -138,6 +138,9 @@ def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
 
 
 def test_warp_shuffles_need_cuda_and_whole_warps(arch):
+    from taichiflow.compiler import uses_shuffle
+    assert uses_shuffle("auto", "cuda", "f32", 64) == "walk" and uses_shuffle("auto", "cuda", "f64", 0) is True
+    assert uses_shuffle("auto", "cuda", "f32", 48) is False  # auto walks where blocks are not whole warps
     if arch == "cpu":
         for shuffle in ("true", '"walk"'):
             with pytest.raises(CaseError, match=f"shuffle = {shuffle} needs arch = 'cuda'"):
@@ -216,8 +219,9 @@ def test_the_traffic_model_counts_what_each_sweep_moves():
     memory roof divides by it). LSRK3, three sweeps: the primitives move U and W (10 values)
     each stage; each sweep reads W (5); R is read where the stage keeps it and stored where a
     later sweep reads it; the last sweep reads and writes U, and the first stage keeps U0.
-    Stage 1: 10 + (5 + 5) + (5 + 5 + 5) + (5 + 5 + 10 + 5) = 65; stage 2: 10 + 15 + 15 + 25 =
-    65; stage 3 (R not stored at the end): 10 + 15 + 15 + 20 = 60; 190 values of 8 bytes.
+    Stage 1 (its first sweep reads no R): 10 + (5 + 5) + (5 + 5 + 5) + (5 + 5 + 5 + 10 + 5) = 65;
+    stage 2: 10 + 15 + 15 + 25 = 65; stage 3 (R not stored at the end): 10 + 15 + 15 + 20 = 60;
+    190 values of 8 bytes.
     PLM + SSP-RK2 fused (one sweep, R never leaves registers): 10 + (5 + 10 + 5) per stage,
     the second reading U0 instead of keeping it: 60 values of 4 bytes."""
     from taichiflow.bench import benchmark_case

@@ -174,17 +174,24 @@ def _smooth_states(solver, n):
 
 
 # --- per cell-step -------------------------------------------------------------------------
-def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle: bool) -> float:
+def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> float:
     """Evaluations per cell and stage, summed over the axes, of a piece the sweeps repeat
-    lead times more than there are cells in a segment (a walk) or a warp (the shuffle sweep).
-    A fused stage ([run] fuse) walks x and solves both faces of each cell along the others
-    (counted as two evaluations of each piece per cell and axis)."""
+    lead times more than there are cells in a segment (a walk) or a warp (the shuffle sweep,
+    shuffle = True). With shuffle = "walk" the walk along the axis before the last runs in
+    lanes along the last axis (32 for 31 cells, n + 1 slots per row), each lane solving one
+    last-axis face per walked cell. A fused stage ([run] fuse) walks x and solves both faces of
+    each cell along the others (counted as two evaluations of each piece per cell and axis)."""
     if solver.fused:
         return (segments[0] + lead) / segments[0] + 2 * (solver.dim - 1)
+    lanes = WARP / (WARP - 1) * (cells + 1) / cells  # lanes per cell of a walk with shuffles
     total = 0.0
     for d in range(solver.dim):
-        if shuffle and d == solver.dim - 1:
+        if shuffle is True and d == solver.dim - 1:
             total += WARP / (WARP - lead) * (cells + lead) / cells
+        elif shuffle == "walk" and d == solver.dim - 1:
+            total += lanes
+        elif shuffle == "walk" and d == solver.dim - 2:
+            total += (segments[d] + lead) / segments[d] * lanes
         else:
             total += (segments[d] + lead) / segments[d]
     return total
@@ -214,7 +221,7 @@ def report(work: dict, segments, cells: int):
     ideal = len(stages) * dim * flop(face)
     # As on CUDA by default: walking per face, L + 1 faces for L cells; per cell, L + 2 cells
     # reconstructed and L + 1 fluxes; the last axis maybe with shuffles (32 lanes for 31 or 30).
-    shuffle = ("cuda", work["precision"]) in SHUFFLE_LAST_AXIS
+    shuffle = SHUFFLE_LAST_AXIS.get(("cuda", work["precision"]), False)
     per_cell = ("cuda", work["precision"]) not in RECONSTRUCT_PER_FACE
 
     def each(lead):
@@ -234,7 +241,8 @@ def report(work: dict, segments, cells: int):
     special = each(2) * (cell["div"] + cell["sqrt"]) + each(1) * (solve["div"] + solve["sqrt"]) if per_cell \
         else each(1) * (face["div"] + face["sqrt"])
     how = f"{'per cell' if per_cell else 'per face'}, " + (
-        "fused stage" if solver.fused else f"last axis {'shuffled' if shuffle else 'walked'}")
+        "fused stage" if solver.fused else
+        {True: "last axis shuffle sweep", "walk": "last axis shuffled in the walk", False: "walked"}[shuffle])
     print(f"  per cell-step: {ideal + common:.0f} flop with one face per cell and axis; as CUDA runs it "
           f"({how}, {cells}^3, segments {segments}): {len(stages) * executed + common:.0f} flop and "
           f"{len(stages) * special:.0f} divisions and roots")

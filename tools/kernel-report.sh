@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Nsight Compute on the step's kernels, on the GPU machine (project root, wheels in .whl/):
 #   bash tools/kernel-report.sh [bench arguments, e.g. --precision f64]
-# Profiles one step's launches of the sweeps and primitives (with the ghost layers) of a 256^3 benchmark
-# (skipping the first steps): duration, registers per thread, occupancy, instructions issued
-# per cycle, throughput against the memory and compute roofs, warp stall reasons. The whole
-# report lands in $OUT/ncu.txt; a digest is printed.
+# Profiles 12 launches of the sweeps and primitives (a whole step: 9 in f32, 12 in f64, 4 for
+# PLM + SSP-RK2) of a 256^3 benchmark (skipping the first steps): duration, registers per
+# thread, occupancy, instructions issued per cycle, throughput against the memory and compute
+# roofs, warp stall reasons. The whole report lands in $OUT/ncu.txt; a digest is printed.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
