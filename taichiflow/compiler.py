@@ -374,15 +374,11 @@ class Solver:
         that also solves the last axis through shuffles: a row is a walking segment of axis at
         one index of the other axes before the last; its n + 1 slots f = 0 .. n (the face
         below cell f) follow row after row, 32 to a warp, each warp overlapping the next by one."""
-        row_shape = [(self.cells[d] + self.segments[d] - 1) // self.segments[d] if d == axis else self.cells[d]
-                     for d in range(self.dim - 1)]
+        row_shape = [b for _, b in self._sweep_ranges(axis)][:-1]
         slots_per_row = self.cells[-1] + 1
         stride = WARP - 1
         total = int(np.prod(row_shape)) * slots_per_row
-        threads = (total + stride - 1) // stride * WARP
-        if threads >= 2 ** 31:
-            raise ValueError(f"the grid {self.cells} needs {threads} sweep threads; 32-bit indices end at 2^31")
-        return row_shape, slots_per_row, stride, total, threads
+        return row_shape, slots_per_row, stride, total, self._warp_threads(total, stride)
 
     def _fallback_counters(self, axis) -> int:
         """Counters the sweep along axis uses: one per walking thread, or one per warp."""
@@ -403,10 +399,14 @@ class Solver:
         slots_per_row = n + lead
         stride = WARP - lead
         total = int(np.prod(self.cells[:-1])) * slots_per_row
-        threads = (total + stride - 1) // stride * WARP
+        return slots_per_row, stride, total, self._warp_threads(total, stride)
+
+    def _warp_threads(self, slots: int, stride: int) -> int:
+        """Threads for `slots` face slots, `stride` new ones per warp; indices stay 32-bit."""
+        threads = (slots + stride - 1) // stride * WARP
         if threads >= 2 ** 31:
             raise ValueError(f"the grid {self.cells} needs {threads} sweep threads; 32-bit indices end at 2^31")
-        return slots_per_row, stride, total, threads
+        return threads
 
     def _face_scheme(self, scheme):
         """(reconstruction, Riemann solver, reconstructed variables) of a [scheme] table."""
