@@ -369,21 +369,23 @@ class Solver:
         return [(0, (n + L - 1) // L) if d == axis else (0, self.cells[d])
                 for d in range(self.dim)]
 
-    def _walk_shuffle_layout(self, axis):
+    def _walk_shuffle_layout(self, axis, lead: int):
         """(row shape, slots per row, slots per warp, slots, threads) of the walk along axis
         that also solves the last axis through shuffles: a row is a walking segment of axis at
-        one index of the other axes before the last; its n + 1 slots f = 0 .. n (the face
-        below cell f) follow row after row, 32 to a warp, each warp overlapping the next by one."""
+        one index of the other axes before the last; its n + lead slots f = 1 - lead .. n (the
+        face below cell f; with per-cell reconstruction, lead 2, the lane of f = -1 only
+        reconstructs cell -1) follow row after row, 32 to a warp, each warp overlapping the
+        next by lead lanes, as in _shuffle_layout."""
         row_shape = [b for _, b in self._sweep_ranges(axis)][:-1]
-        slots_per_row = self.cells[-1] + 1
-        stride = WARP - 1
+        slots_per_row = self.cells[-1] + lead
+        stride = WARP - lead
         total = int(np.prod(row_shape)) * slots_per_row
         return row_shape, slots_per_row, stride, total, self._warp_threads(total, stride)
 
     def _fallback_counters(self, axis) -> int:
         """Counters the sweep along axis uses: one per walking thread, or one per warp."""
         if self.shuffle_walk and axis == self.dim - 2:
-            return self._walk_shuffle_layout(axis)[4] // WARP
+            return max(self._walk_shuffle_layout(axis, lead)[4] // WARP for lead in (1, 2))
         if self.shuffle and axis == self.dim - 1:
             return max(self._shuffle_layout(lead)[3] // WARP for lead in (1, 2))
         return int(np.prod([b - a for a, b in self._sweep_ranges(axis)]))
@@ -559,6 +561,21 @@ class Solver:
 
             return cells_at, solve, face_flux, cell_faces
 
+        def walk_stencil(cells_at, g, S, i, count, newest):
+            """The `count` cells ending at i + g along a walk (cells_at's axis). Where
+            prefetching, the last is `newest`, loaded a step ahead (see newest_cell)."""
+            if prefetch:
+                return cells_at(S, i + g + 1 - count, count - 1) + [newest]
+            return cells_at(S, i + g + 1 - count, count)
+
+        def newest_cell(cells_at, g, S, i):
+            """W of cell i + g, the one a walk's stencil at cell i reads first: it comes from
+            DRAM, the others from L1. Loaded one step ahead on a GPU (zeros elsewhere), its
+            latency hides behind the step's faces instead of stalling them."""
+            if prefetch:
+                return cells_at(S, i + g, 1)[0]
+            return ti.Vector.zero(self.dtype, phys.W.n)
+
         @ti.func
         def flux_divergence(f_lo, f_hi, u, axis: ti.template()):
             """-dF/dx along axis from the fluxes through a cell's two faces (and u div v for
@@ -575,10 +592,10 @@ class Solver:
             takes the face above from the next lane (a warp shuffle), then applies the stage
             update. Lanes run the same number of walk steps (a shuffle needs the whole warp)."""
             last_axis = dim - 1
-            at_last, _, flux_last, _ = face_functions(last_axis, recon, riemann, variables)
+            at_last, solve_last, flux_last, cell_faces_last = face_functions(last_axis, recon, riemann, variables)
             g = recon.ghost
             L, n, n_last = self.segments[axis], cells[axis], cells[last_axis]
-            row_shape, slots_per_row, stride, total_slots, threads = self._walk_shuffle_layout(axis)
+            row_shape, slots_per_row, stride, total_slots, threads = self._walk_shuffle_layout(axis, lead)
             dtype = self.dtype
 
             def slot_index(row, c):
@@ -599,39 +616,60 @@ class Solver:
                     lane = thread % WARP
                     slot = (thread // WARP) * stride + lane
                     clamped = ti.min(slot, total_slots - 1)  # lanes past the end compute, write nothing
-                    f = clamped % slots_per_row  # this lane's face along the last axis: f - 1/2
-                    S = slot_index(clamped // slots_per_row, ti.min(f, n_last - 1))
-                    # the lane's cell is f; the last lane only serves the face above the previous lane's
-                    owner = slot < total_slots and lane < WARP - 1 and f < n_last
+                    f = clamped % slots_per_row - (lead - 1)  # this lane's face along the last axis: f - 1/2
+                    S = slot_index(clamped // slots_per_row, ti.min(ti.max(f, 0), n_last - 1))
+                    # Lanes with a face: those after the warp's lead-in (per cell: the lane
+                    # before them gives them the upper state of the cell below) but the last,
+                    # whose face only serves the previous lane; owners also have the cell f.
+                    solver = slot < total_slots and lane >= lead - 1 and lane < WARP - 1 and f >= 0
+                    owner = solver and f < n_last
                     first = component(S, axis) * L
                     end = ti.min(first + L, n)
                     f_lo = ti.Vector.zero(dtype, phys.n_flux)
                     upper = ti.Vector.zero(dtype, phys.W.n)
                     replaced = 0
                     zero = ti.Vector.zero(dtype, nU)
+                    u, r_old, u0 = zero, zero, zero  # the values of the next cell updated
+                    if ti.static(prefetch):
+                        u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), switches, flags)
+                    newest = newest_cell(cells_at, g, S, first - lead)
                     for step in range(lead + L):
                         i = first - lead + step
                         walking = i < end  # past the axis's end a lane repeats its last cell
+                        ahead = ti.min(i + 1, n - 1)
                         i = ti.min(i, n - 1)
                         I = _with_axis(S, axis, i, dim)
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
                         if ti.static(per_cell):
-                            lower, next_upper = cell_faces(cells_at(S, i + 2 - g, 2 * g - 1), dt_dx)
+                            stencil = walk_stencil(cells_at, g, S, i, 2 * g - 1, newest)
+                            newest = newest_cell(cells_at, g, S, ahead)
+                            lower, next_upper = cell_faces(stencil, dt_dx)
                             if i >= first - 1:
                                 f_hi, more = solve(upper, lower, S, i, dt_dx)
                             upper = next_upper
                         else:
-                            f_hi, more = face_flux(cells_at(S, i + 1 - g, 2 * g), S, i, dt_dx)
+                            stencil = walk_stencil(cells_at, g, S, i, 2 * g, newest)
+                            newest = newest_cell(cells_at, g, S, ahead)
+                            f_hi, more = face_flux(stencil, S, i, dt_dx)
                         # The lead-in steps (i below the segment, maybe below the grid) only
                         # prepare the walked face below the first cell; the step count is the
                         # same in every lane, so the branch is too.
-                        u, r_old, u0 = zero, zero, zero
                         f_below, more_below = ti.Vector.zero(dtype, phys.n_flux), 0
+                        lower_last, upper_last = ti.Vector.zero(dtype, phys.W.n), ti.Vector.zero(dtype, phys.W.n)
                         if step >= lead:
-                            u, r_old, u0 = load_cell(I, switches, flags)
-                            f_below, more_below = flux_last(at_last(I, f - g, 2 * g), I, f - 1, dt_dx_last)
+                            if ti.static(not prefetch):
+                                u, r_old, u0 = load_cell(I, switches, flags)
+                            if ti.static(per_cell):  # cell f (f = -1: a ghost cell), centred stencil
+                                lower_last, upper_last = cell_faces_last(at_last(I, f + 1 - g, 2 * g - 1),
+                                                                         dt_dx_last)
+                            else:
+                                f_below, more_below = flux_last(at_last(I, f - g, 2 * g), I, f - 1, dt_dx_last)
+                        if ti.static(per_cell):  # the upper state of cell f - 1 from the previous lane
+                            left = _shuffled(upper_last, phys.W.n, dtype, True)  # (every lane)
+                            if step >= lead:
+                                f_below, more_below = solve_last(left, lower_last, I, ti.max(f, 0) - 1, dt_dx_last)
                         f_above = _shuffled(f_below, phys.n_flux, dtype, False)  # every lane: the next one's face
-                        live = walking and slot < total_slots and lane < WARP - 1
+                        live = walking and solver
                         if live and owner and (step >= lead or first == 0):
                             replaced += more
                         if live and step >= lead:
@@ -640,6 +678,9 @@ class Solver:
                                 rhs = flux_divergence(f_lo, f_hi, u, axis) + flux_divergence(
                                     f_below, f_above, u, last_axis)
                                 update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags)
+                            if ti.static(prefetch):
+                                u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(ahead, end - 1), dim),
+                                                         switches, flags)
                         f_lo = f_hi
                     if ti.static(fallback):
                         if replaced != 0:
@@ -746,17 +787,21 @@ class Solver:
                     u, r_old, u0 = zero, zero, zero
                     if ti.static(prefetch):
                         u, r_old, u0 = load_cell(_with_axis(S, axis, first, dim), switches, flags)
+                    newest = newest_cell(cells_at, g, S, first - lead)
                     for i in range(first - lead, end):
                         # f_hi: the flux through face i + 1/2, once i >= first - 1
                         f_hi, more = ti.Vector.zero(dtype, phys.n_flux), 0
-                        if ti.static(per_cell):
-                            stencil = cells_at(S, i + 2 - g, 2 * g - 1)  # centred on cell i + 1
+                        if ti.static(per_cell):  # centred on cell i + 1
+                            stencil = walk_stencil(cells_at, g, S, i, 2 * g - 1, newest)
+                            newest = newest_cell(cells_at, g, S, ti.min(i + 1, n - 1))
                             lower, next_upper = cell_faces(stencil, dt_dx)
                             if i >= first - 1:
                                 f_hi, more = solve(upper, lower, S, i, dt_dx)
                             upper = next_upper
                         else:
-                            f_hi, more = face_flux(cells_at(S, i + 1 - g, 2 * g), S, i, dt_dx)
+                            stencil = walk_stencil(cells_at, g, S, i, 2 * g, newest)
+                            newest = newest_cell(cells_at, g, S, ti.min(i + 1, n - 1))
+                            f_hi, more = face_flux(stencil, S, i, dt_dx)
                         if i >= first or first == 0:  # count each face once: the upper faces it owns
                             replaced += more
                         if i >= first:

@@ -178,12 +178,13 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
     """Evaluations per cell and stage, summed over the axes, of a piece the sweeps repeat
     lead times more than there are cells in a segment (a walk) or a warp (the shuffle sweep,
     shuffle = True). With shuffle = "walk" the walk along the axis before the last runs in
-    lanes along the last axis (32 for 31 cells, n + 1 slots per row), each lane solving one
-    last-axis face per walked cell. A fused stage ([run] fuse) walks x and solves both faces of
+    lanes along the last axis (32 for 32 - lead cells, n + lead slots per row: per cell the
+    first lane only reconstructs the cell below), each lane solving one last-axis face per
+    walked cell. A fused stage ([run] fuse) walks x and solves both faces of
     each cell along the others (counted as two evaluations of each piece per cell and axis)."""
     if solver.fused:
         return (segments[0] + lead) / segments[0] + 2 * (solver.dim - 1)
-    lanes = WARP / (WARP - 1) * (cells + 1) / cells  # lanes per cell of a walk with shuffles
+    lanes = WARP / (WARP - lead) * (cells + lead) / cells  # lanes per cell of a walk with shuffles
     total = 0.0
     for d in range(solver.dim):
         if shuffle is True and d == solver.dim - 1:
