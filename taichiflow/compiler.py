@@ -25,7 +25,8 @@ the axis before it, which then applies the stage update (SHUFFLE_LAST_AXIS says 
 the default). With [run] fuse a stage is one sweep: the walk along axis 0 also solves both
 faces of each cell along the other axes, each from its own stencil, and applies the stage
 update (FUSE_MAX_GHOST says where that is the default: narrow stencils, whose faces cost less
-than the R and W traffic it saves).
+than the R and W traffic it saves); with shuffle = "walk" that walk solves the last axis through
+shuffles, each face once (FUSED_SHUFFLE_MIN_GHOST: not for first-order faces).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -75,6 +76,11 @@ SHUFFLE_LAST_AXIS = {("cuda", "f64"): True, ("cuda", "f32"): "walk"}
 # an H100 at 256^3 (f32) first order +54%, PLM + HLL + SSP-RK2 +9 to +19%, WENO3 +4%,
 # MUSCL-Hancock +1%, PLM f64 +2%; WENO5 (3 cells) 18% slower (docs/performance.md).
 FUSE_MAX_GHOST = 2
+# [run] shuffle = "walk" in a fused stage: the walk along x solves the last axis through
+# shuffles (each face once) where the reconstruction reaches at least this many cells a side;
+# first-order faces are cheaper solved twice. H100, 256^3, f32: PLM + HLL + SSP-RK2 +3 to +8%,
+# WENO3 + HLLC + LSRK3 +7%, first order + HLL + SSP-RK2 -8% (docs/performance.md).
+FUSED_SHUFFLE_MIN_GHOST = 2
 
 
 def _toml(value) -> str:
@@ -97,12 +103,13 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
 
 
 def fuse_choice(fuse, shuffle):
-    """[run] fuse as the Solver takes it ("auto" or a boolean): a shuffle asked for explicitly
-    keeps auto from fusing, and contradicts fuse = true (the fused stage solves the last axis
-    inside the sweep along x, each face twice)."""
-    asked = shuffle not in ("auto", False)
+    """[run] fuse as the Solver takes it ("auto" or a boolean): the shuffle sweep asked for
+    explicitly (shuffle = true, a sweep of the last axis) keeps auto from fusing and
+    contradicts fuse = true (the fused stage solves the last axis inside the walk along x);
+    "walk" fuses: the walk along x then solves the last axis through shuffles."""
+    asked = shuffle is True
     if fuse is True and asked:
-        raise ValueError(f"[run] shuffle = {_toml(shuffle)} solves the last axis through warp shuffles; fuse = true "
+        raise ValueError("[run] shuffle = true solves the last axis in a warp-shuffle sweep of its own; fuse = true "
                          "solves it inside the sweep along x")
     return False if fuse == "auto" and asked else fuse
 
@@ -312,8 +319,15 @@ class Solver:
         self.fused = (self.recon.ghost <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and self.dim > 1
         # The last axis through warp shuffles (uses_shuffle): in the walk along the axis before
         # it ("walk"; in 1D there is none, and the axis is walked), or in a sweep of its own (True).
-        self.shuffle_walk = shuffle == "walk" and self.dim > 1 and not self.fused
+        # A fused stage's walk along x takes "walk" too (the faces along the axes between
+        # still solved twice each) where its faces are not first order (FUSED_SHUFFLE_MIN_GHOST);
+        # the shuffle sweep of the last axis is a sweep of its own.
+        self.shuffle_walk = shuffle == "walk" and self.dim > 1 and not (
+            self.fused and self.recon.ghost < FUSED_SHUFFLE_MIN_GHOST)
         self.shuffle = shuffle is True and not self.fused
+        # The axes walked by sweeps of their own; with shuffle_walk the last of them also
+        # solves the last axis. Fused, the one walk along x solves the faces across it.
+        self.walked = [0] if self.fused else list(range(self.dim - 1 if self.shuffle_walk else self.dim))
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
         for (axis, side), state in inflow_states.items():
@@ -384,7 +398,7 @@ class Solver:
 
     def _fallback_counters(self, axis) -> int:
         """Counters the sweep along axis uses: one per walking thread, or one per warp."""
-        if self.shuffle_walk and axis == self.dim - 2:
+        if self.shuffle_walk and axis == self.walked[-1]:
             return max(self._walk_shuffle_layout(axis, lead)[4] // WARP for lead in (1, 2))
         if self.shuffle and axis == self.dim - 1:
             return max(self._shuffle_layout(lead)[3] // WARP for lead in (1, 2))
@@ -586,11 +600,12 @@ class Solver:
             return rhs
 
         def make_shuffle_walk(axis, recon, riemann, variables, per_cell, lead, load_cell, update,
-                              cells_at, solve, face_flux, cell_faces):
-            """The sweep that walks axis (the one before the last) and also solves the last
-            axis, a thread per cell of it: each lane solves the face below its cell there and
-            takes the face above from the next lane (a warp shuffle), then applies the stage
-            update. Lanes run the same number of walk steps (a shuffle needs the whole warp)."""
+                              cells_at, solve, face_flux, cell_faces, across, across_divergence):
+            """The sweep that walks axis (the one before the last, or x in a fused stage) and
+            also solves the last axis, a thread per cell of it: each lane solves the face below
+            its cell there and takes the face above from the next lane (a warp shuffle), then
+            applies the stage update (fused, with the faces along the `across` axes between).
+            Lanes run the same number of walk steps (a shuffle needs the whole warp)."""
             last_axis = dim - 1
             at_last, solve_last, flux_last, cell_faces_last = face_functions(last_axis, recon, riemann, variables)
             g = recon.ghost
@@ -677,6 +692,10 @@ class Solver:
                             if owner:
                                 rhs = flux_divergence(f_lo, f_hi, u, axis) + flux_divergence(
                                     f_below, f_above, u, last_axis)
+                                if ti.static(across):
+                                    rhs_across, replaced_across = across_divergence(I, u, dt)
+                                    rhs += rhs_across
+                                    replaced += replaced_across
                                 update(I, rhs, u, r_old, u0, dt, keep, c0, c1, c2, t, switches, flags)
                             if ti.static(prefetch):
                                 u, r_old, u0 = load_cell(_with_axis(S, axis, ti.min(ahead, end - 1), dim),
@@ -824,7 +843,7 @@ class Solver:
 
             if shuffled_last:
                 return make_shuffle_walk(axis, recon, riemann, variables, per_cell, lead, load_cell, update,
-                                         cells_at, solve, face_flux, cell_faces)
+                                         cells_at, solve, face_flux, cell_faces, across, across_divergence)
             if not shuffle:
                 return sweep
 
@@ -877,8 +896,8 @@ class Solver:
         # A sweep per walked axis: every axis; with [run] fuse only axis 0, solving both faces
         # of each cell along the others; with shuffle = "walk" all but the last, whose faces
         # the walk along the axis before it solves through shuffles.
-        walked = [0] if self.fused else list(range(dim - 1 if self.shuffle_walk else dim))
-        across = tuple(range(1, dim)) if self.fused else ()
+        walked = self.walked
+        across = tuple(range(1, dim - 1 if self.shuffle_walk else dim)) if self.fused else ()
 
         def sweeps(recon, riemann, variables, per_cell):
             return [make_sweep(d, k == len(walked) - 1, recon, riemann, variables, per_cell,

@@ -36,7 +36,9 @@ def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the
                  {"segment": 3, "reconstruct": "face", "shuffle": False},
                  {"segment": 16, "reconstruct": "face", "shuffle": True},
                  {"segment": 16, "reconstruct": "cell", "shuffle": "walk"},
-                 {"segment": 5, "reconstruct": "face", "shuffle": "walk", "block_dim": 64}]
+                 {"segment": 5, "reconstruct": "face", "shuffle": "walk", "block_dim": 64},
+                 {"segment": 16, "reconstruct": "face", "shuffle": "walk", "fuse": True},
+                 {"segment": 3, "reconstruct": "cell", "shuffle": "walk", "fuse": True, "block_dim": 64}]
     for run in runs:
         fields, fallbacks = colliding_blasts_3d(tmp_path, arch, **run)
         assert fallbacks == counted, run
@@ -155,6 +157,11 @@ def test_warp_shuffles_need_cuda_and_whole_warps(arch):
                   "initial.regions.0.normal=[1.0, 0.0]", "initial.regions.0.point=[0.5, 0.1]"]
         walk = Simulation(precise(load_case(CASES / "sod.toml", sod_2d), arch, "f32")).solver  # auto: f32 on CUDA
         assert walk.shuffle_walk and len(walk._sweep) == 1
+        # a fused stage (auto: PLM) shuffles in its walk along x, except with first-order faces
+        for recon, shuffles in (("plm", True), ("first_order", False)):
+            case = precise(load_case(CASES / "sod.toml", sod_2d + [f"scheme.reconstruction='{recon}'"]), arch, "f32")
+            fused = Simulation(case).solver
+            assert fused.fused and fused.shuffle_walk == shuffles and len(fused._sweep) == 1
 
 
 @pytest.mark.cuda
@@ -212,7 +219,7 @@ def test_auto_fuses_the_stage_where_the_stencil_is_narrow_and_refuses_it_beside_
 
     assert [len(solver(recon)._sweep) for recon in ("first_order", "plm", "weno3", "weno5")] == [1, 1, 1, 3]
     assert len(solver("plm", fuse=False)._sweep) == 3 and len(solver("weno5", fuse=True)._sweep) == 1
-    with pytest.raises(CaseError, match="solves the last axis through warp shuffles; fuse = true"):
+    with pytest.raises(CaseError, match="shuffle = true solves the last axis in a warp-shuffle sweep of its own"):
         solver("plm", fuse=True, shuffle=True)
 
 

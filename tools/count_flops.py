@@ -31,7 +31,7 @@ from taichi.lang import impl
 import taichiflow.simulation as simulation
 from taichiflow.bench import SWEEP, benchmark_case
 from taichiflow.initial import state_vector
-from taichiflow.compiler import RECONSTRUCT_PER_FACE, SHUFFLE_LAST_AXIS, WARP
+from taichiflow.compiler import FUSED_SHUFFLE_MIN_GHOST, RECONSTRUCT_PER_FACE, SHUFFLE_LAST_AXIS, WARP
 from taichiflow.layout import permute
 from taichiflow.numerics.integrators import INTEGRATORS
 from taichiflow.simulation import Simulation
@@ -182,9 +182,12 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
     first lane only reconstructs the cell below), each lane solving one last-axis face per
     walked cell. A fused stage ([run] fuse) walks x and solves both faces of
     each cell along the others (counted as two evaluations of each piece per cell and axis)."""
-    if solver.fused:
-        return (segments[0] + lead) / segments[0] + 2 * (solver.dim - 1)
     lanes = WARP / (WARP - lead) * (cells + lead) / cells  # lanes per cell of a walk with shuffles
+    if solver.fused:
+        walk = (segments[0] + lead) / segments[0]
+        if fused_shuffles(solver, shuffle):  # the last axis once, through shuffles, in every lane
+            return (walk + 2 * (solver.dim - 2) + 1) * lanes
+        return walk + 2 * (solver.dim - 1)
     total = 0.0
     for d in range(solver.dim):
         if shuffle is True and d == solver.dim - 1:
@@ -196,6 +199,11 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
         else:
             total += (segments[d] + lead) / segments[d]
     return total
+
+
+def fused_shuffles(solver, shuffle) -> bool:
+    """Whether CUDA's fused stage solves the last axis through shuffles (compiler.Solver)."""
+    return shuffle == "walk" and solver.dim > 1 and solver.recon.ghost >= FUSED_SHUFFLE_MIN_GHOST
 
 
 def update_flop(nU: int, advected: int, dim: int, stages) -> float:
@@ -242,7 +250,8 @@ def report(work: dict, segments, cells: int):
     special = each(2) * (cell["div"] + cell["sqrt"]) + each(1) * (solve["div"] + solve["sqrt"]) if per_cell \
         else each(1) * (face["div"] + face["sqrt"])
     how = f"{'per cell' if per_cell else 'per face'}, " + (
-        "fused stage" if solver.fused else
+        ("fused stage, last axis shuffled in the walk" if fused_shuffles(solver, shuffle) else "fused stage")
+        if solver.fused else
         {True: "last axis shuffle sweep", "walk": "last axis shuffled in the walk", False: "walked"}[shuffle])
     print(f"  per cell-step: {ideal + common:.0f} flop with one face per cell and axis; as CUDA runs it "
           f"({how}, {cells}^3, segments {segments}): {len(stages) * executed + common:.0f} flop and "
