@@ -545,9 +545,8 @@ SCHEMA = Table({
         # (the same formulas; auto: the faster one where measured, compiler.RECONSTRUCT_PER_FACE).
         "reconstruct": Key(Choice("auto", "cell", "face"), "auto"),
         # Solve the last axis with a thread per face, the neighbour's flux through a warp
-        # shuffle, in a sweep of its own (true) or inside the walk along the axis before it
-        # ("walk"), instead of walking segments of it (CUDA; auto: where measured faster,
-        # compiler.SHUFFLE_LAST_AXIS).
+        # shuffle, in a sweep of its own (true) or inside the walk along x ("walk"), instead
+        # of walking segments of it (CUDA; auto: where measured faster, compiler.SHUFFLE_LAST_AXIS).
         "shuffle": Key(Choice("auto", True, False, "walk"), "auto"),
         # One sweep per stage: the walk along x also solves each cell's faces along the other
         # axes (twice each, but R and W cross memory once; auto: compiler.FUSE_MAX_GHOST).

@@ -21,8 +21,7 @@ multiply-adds differently in the two loops); which is faster depends on the mach
 precision (RECONSTRUCT_PER_FACE). With [run] shuffle (CUDA) the last axis, contiguous in
 memory, is solved with one face per thread instead, the flux of the face above a cell taken
 from the next lane of the warp: in a sweep of its own (true), or ("walk") inside the walk along
-the axis before it, which then applies the stage update (SHUFFLE_LAST_AXIS says where each is
-the default). With [run] fuse a stage is one sweep: the walk along axis 0 also solves both
+x, the first sweep of the stage (SHUFFLE_LAST_AXIS says where each is the default). With [run] fuse a stage is one sweep: the walk along axis 0 also solves both
 faces of each cell along the other axes, each from its own stencil, and applies the stage
 update (FUSE_MAX_GHOST says where that is the default: narrow stencils, whose faces cost less
 than the R and W traffic it saves); with shuffle = "walk" that walk solves the last axis through
@@ -68,8 +67,9 @@ WARP = 32                   # CUDA threads that exchange values through shuffles
 ALL_LANES = 0xFFFFFFFF
 # [run] shuffle = "auto": where measured faster (docs/performance.md), on an H100 at 256^3 with
 # WENO5 + HLLC: the shuffle sweep of the last axis (true) 11% faster than walking it in f64, 5%
-# slower in f32; the shuffles inside the walk along the axis before it ("walk") 2-4% faster than
-# walking in f32 (Euler and two-phase), 12% slower than the shuffle sweep in f64.
+# slower in f32; the shuffles inside a walk ("walk") 2-4% faster than walking in f32 (Euler and
+# two-phase; inside the walk along x 1-1.5% more than along y), 12% slower than the shuffle
+# sweep in f64.
 SHUFFLE_LAST_AXIS = {("cuda", "f64"): True, ("cuda", "f32"): "walk"}
 # [run] fuse = "auto": one sweep per stage where the reconstruction reaches at most this many
 # cells on each side of a face. Solving the faces across the walk twice costs little there: on
@@ -91,7 +91,7 @@ def _toml(value) -> str:
 def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
     """How the last axis uses warp shuffles ([run] shuffle): False (walked like the others),
     True (its own sweep, one face per thread, the flux of the face above taken from the next
-    lane) or "walk" (the same, inside the walk along the axis before it). CUDA only; a thread's
+    lane) or "walk" (the same, inside the walk along x). CUDA only; a thread's
     lane is its loop index mod 32, so blocks must be whole warps."""
     if shuffle == "auto":  # (only where blocks are whole warps)
         shuffle = SHUFFLE_LAST_AXIS.get((arch, precision), False) if block_dim % WARP == 0 else False
@@ -385,8 +385,8 @@ class Solver:
 
     def _walk_shuffle_layout(self, axis, lead: int):
         """(row shape, slots per row, slots per warp, slots, threads) of the walk along axis
-        that also solves the last axis through shuffles: a row is a walking segment of axis at
-        one index of the other axes before the last; its n + lead slots f = 1 - lead .. n (the
+        (x) that also solves the last axis through shuffles: a row is a walking segment of axis
+        at one index of the other axes before the last; its n + lead slots f = 1 - lead .. n (the
         face below cell f; with per-cell reconstruction, lead 2, the lane of f = -1 only
         reconstructs cell -1) follow row after row, 32 to a warp, each warp overlapping the
         next by lead lanes, as in _shuffle_layout."""
@@ -398,7 +398,7 @@ class Solver:
 
     def _fallback_counters(self, axis) -> int:
         """Counters the sweep along axis uses: one per walking thread, or one per warp."""
-        if self.shuffle_walk and axis == self.walked[-1]:
+        if self.shuffle_walk and axis == 0:  # (the walk along x solves the last axis)
             return max(self._walk_shuffle_layout(axis, lead)[4] // WARP for lead in (1, 2))
         if self.shuffle and axis == self.dim - 1:
             return max(self._shuffle_layout(lead)[3] // WARP for lead in (1, 2))
@@ -601,10 +601,10 @@ class Solver:
 
         def make_shuffle_walk(axis, recon, riemann, variables, per_cell, lead, load_cell, update,
                               cells_at, solve, face_flux, cell_faces, across, across_divergence):
-            """The sweep that walks axis (the one before the last, or x in a fused stage) and
-            also solves the last axis, a thread per cell of it: each lane solves the face below
-            its cell there and takes the face above from the next lane (a warp shuffle), then
-            applies the stage update (fused, with the faces along the `across` axes between).
+            """The sweep that walks axis (x) and also solves the last axis, a thread per cell
+            of it: each lane solves the face below its cell there and takes the face above from
+            the next lane (a warp shuffle), then stores R or, as the stage's last sweep (fused,
+            with the faces along the `across` axes between), applies the stage update.
             Lanes run the same number of walk steps (a shuffle needs the whole warp)."""
             last_axis = dim - 1
             at_last, solve_last, flux_last, cell_faces_last = face_functions(last_axis, recon, riemann, variables)
@@ -895,14 +895,15 @@ class Solver:
 
         # A sweep per walked axis: every axis; with [run] fuse only axis 0, solving both faces
         # of each cell along the others; with shuffle = "walk" all but the last, whose faces
-        # the walk along the axis before it solves through shuffles.
+        # the walk along x solves through shuffles (measured 1-1.5% faster than in the walk
+        # along y, the stage's last sweep, whose update keeps more registers live).
         walked = self.walked
         across = tuple(range(1, dim - 1 if self.shuffle_walk else dim)) if self.fused else ()
 
         def sweeps(recon, riemann, variables, per_cell):
             return [make_sweep(d, k == len(walked) - 1, recon, riemann, variables, per_cell,
                                self.shuffle and d == dim - 1, across if k == 0 else (),
-                               self.shuffle_walk and k == len(walked) - 1)
+                               self.shuffle_walk and k == 0)
                     for k, d in enumerate(walked)]
 
         self._sweep = sweeps(self.recon, self.riemann, self.variables, self.per_cell[0])

@@ -177,11 +177,11 @@ def _smooth_states(solver, n):
 def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> float:
     """Evaluations per cell and stage, summed over the axes, of a piece the sweeps repeat
     lead times more than there are cells in a segment (a walk) or a warp (the shuffle sweep,
-    shuffle = True). With shuffle = "walk" the walk along the axis before the last runs in
-    lanes along the last axis (32 for 32 - lead cells, n + lead slots per row: per cell the
-    first lane only reconstructs the cell below), each lane solving one last-axis face per
-    walked cell. A fused stage ([run] fuse) walks x and solves both faces of
-    each cell along the others (counted as two evaluations of each piece per cell and axis)."""
+    shuffle = True). With shuffle = "walk" the walk along x runs in lanes along the last axis
+    (32 for 32 - lead cells, n + lead slots per row: per cell the first lane only reconstructs
+    the cell below), each lane solving one last-axis face per walked cell. A fused stage
+    ([run] fuse) walks x and solves both faces of each cell along the others (counted as two
+    evaluations of each piece per cell and axis)."""
     lanes = WARP / (WARP - lead) * (cells + lead) / cells  # lanes per cell of a walk with shuffles
     if solver.fused:
         walk = (segments[0] + lead) / segments[0]
@@ -194,7 +194,7 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
             total += WARP / (WARP - lead) * (cells + lead) / cells
         elif shuffle == "walk" and d == solver.dim - 1:
             total += lanes
-        elif shuffle == "walk" and d == solver.dim - 2:
+        elif shuffle == "walk" and d == 0:
             total += (segments[d] + lead) / segments[d] * lanes
         else:
             total += (segments[d] + lead) / segments[d]
