@@ -54,7 +54,9 @@ REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk i
 # [run] reconstruct = "auto": per cell except where measured slower (docs/performance.md): on an
 # H100 at 256^3 (v8), WENO5 + HLLC per cell ran 18% faster in f64 (fewer FP64 flop) but 1% slower
 # in f32 (the carried face state costs registers; FP32 flop do not bind); 5-9% faster on a CPU.
-RECONSTRUCT_PER_FACE = {("cuda", "f32")}
+# Narrower stencils gain per cell in f32 too (v22: PLM + HLL +2 to +4.5%, WENO3 + HLLC +2.5 to
+# +8%). (arch, precision): the least stencil reach (cells a side) reconstructed per face.
+RECONSTRUCT_PER_FACE = {("cuda", "f32"): 3}
 # Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
 SEGMENT_STRIDED = 16
@@ -134,14 +136,15 @@ class StageFlags(NamedTuple):
 READ_R, USE_U0, SAVE_U0, STORE_R = (1 << k for k in range(len(StageFlags._fields)))
 
 
-def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str) -> bool:
-    """Whether the sweeps reconstruct per cell ([run] reconstruct; see the module docstring)."""
+def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str, reach: int) -> bool:
+    """Whether the sweeps reconstruct per cell ([run] reconstruct; see the module docstring),
+    for a reconstruction reading `reach` cells on each side of a face."""
     if reconstruct == "face" or not make_variables(variables, None).per_cell:
         if reconstruct == "cell":
             raise ValueError(f"[run] reconstruct = 'cell' needs variables whose transform is local to a cell "
                              f"(primitive or conserved), not '{variables}'")
         return False
-    return reconstruct == "cell" or (arch, precision) not in RECONSTRUCT_PER_FACE
+    return reconstruct == "cell" or reach < RECONSTRUCT_PER_FACE.get((arch, precision), reach + 1)
 
 
 def sweep_segments(segment, dim: int) -> list[int]:

@@ -20,6 +20,7 @@ from .loadcheck import check_model
 from .io import DiagnosticsCSV, PvdSeries, write_vti
 from .model import ModelError, load_model
 from .numerics.integrators import INTEGRATORS
+from .numerics.reconstruction import stencil_reach
 from .progress import Progress
 
 
@@ -93,7 +94,8 @@ class Simulation:
         try:
             segments = sweep_segments(run["segment"], len(self.cells))
             per_cell = [reconstructs_per_cell(run["reconstruct"], scheme.get("variables", "primitive"),
-                                              self.arch, self.precision) for scheme in schemes]
+                                              self.arch, self.precision, stencil_reach(scheme["reconstruction"]))
+                        for scheme in schemes]
             fuse = fuse_choice(run["fuse"], run["shuffle"])
             shuffle = uses_shuffle(run["shuffle"], self.arch, self.precision, run["block_dim"])
         except ValueError as err:

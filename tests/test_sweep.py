@@ -139,6 +139,20 @@ def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
     assert Simulation(precise(load_case(CASES / "sod.toml"))).solver.per_cell == [True]  # CPU: per cell
 
 
+def test_auto_reconstructs_per_face_only_for_wide_stencils_in_f32_on_cuda():
+    """compiler.RECONSTRUCT_PER_FACE: WENO5 (3 cells a side) per face in f32 on CUDA, narrower
+    stencils and every other backend and precision per cell; an explicit choice wins."""
+    from taichiflow.compiler import reconstructs_per_cell
+    from taichiflow.numerics.reconstruction import stencil_reach
+    reach = {name: stencil_reach(name) for name in ("first_order", "plm", "muscl_hancock", "weno3", "weno5")}
+    assert reach == {"first_order": 1, "plm": 2, "muscl_hancock": 2, "weno3": 2, "weno5": 3}
+    assert [reconstructs_per_cell("auto", "primitive", "cuda", "f32", g) for g in (1, 2, 3)] == [True, True, False]
+    assert reconstructs_per_cell("auto", "primitive", "cuda", "f64", 3)
+    assert reconstructs_per_cell("auto", "primitive", "cpu", "f32", 3)
+    assert not reconstructs_per_cell("face", "primitive", "cpu", "f64", 2)
+    assert reconstructs_per_cell("cell", "primitive", "cuda", "f32", 3)
+
+
 def test_warp_shuffles_need_cuda_and_whole_warps(arch):
     from taichiflow.compiler import uses_shuffle
     assert uses_shuffle("auto", "cuda", "f32", 64) == "walk" and uses_shuffle("auto", "cuda", "f64", 0) is True

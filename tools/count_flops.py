@@ -231,7 +231,7 @@ def report(work: dict, segments, cells: int):
     # As on CUDA by default: walking per face, L + 1 faces for L cells; per cell, L + 2 cells
     # reconstructed and L + 1 fluxes; the last axis maybe with shuffles (32 lanes for 31 or 30).
     shuffle = SHUFFLE_LAST_AXIS.get(("cuda", work["precision"]), False)
-    per_cell = ("cuda", work["precision"]) not in RECONSTRUCT_PER_FACE
+    per_cell = solver.recon.ghost < RECONSTRUCT_PER_FACE.get(("cuda", work["precision"]), solver.recon.ghost + 1)
 
     def each(lead):
         return evaluations_per_cell(solver, segments, cells, lead, shuffle)

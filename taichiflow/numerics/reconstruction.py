@@ -338,14 +338,23 @@ WENO = {"weno3": (2, make_weno3),
         "weno5z": (3, lambda eps: make_weno5(_z_factors(eps)))}
 
 
+def stencil_reach(name: str) -> int:
+    """Cells a reconstruction reads on each side of a face (its ghost width), known before
+    it is built: speed choices depend on it (compiler.RECONSTRUCT_PER_FACE, FUSE_MAX_GHOST)."""
+    reach = {"first_order": 1, "plm": 2, "muscl_hancock": 2, **{k: g for k, (g, _) in WENO.items()}}
+    if name not in reach:
+        raise ValueError(f"unknown reconstruction '{name}'")
+    return reach[name]
+
+
 def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
     """The reconstruction a case's [scheme] asks for; phys serves time predictors."""
     name, limiter_name = scheme["reconstruction"], scheme.get("limiter", "mc")
     eps = weno_epsilon(scheme, phys.dtype if phys is not None else None)
     if name == "first_order":
-        return Reconstruction(name, 1, first_order_faces, first_order_cell)
+        return Reconstruction(name, stencil_reach(name), first_order_faces, first_order_cell)
     if name == "plm":
-        return Reconstruction(f"plm-{limiter_name}", 2, *make_plm(make_limiter(scheme)))
+        return Reconstruction(f"plm-{limiter_name}", stencil_reach(name), *make_plm(make_limiter(scheme)))
     if name in WENO:
         g, make = WENO[name]
         value, cell = make(eps)
@@ -354,5 +363,5 @@ def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
         if phys is None:
             raise ValueError("muscl_hancock needs the model's physics for its predictor")
         states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
-        return Reconstruction(f"muscl_hancock-{limiter_name}", 2, *states)
+        return Reconstruction(f"muscl_hancock-{limiter_name}", stencil_reach(name), *states)
     raise ValueError(f"unknown reconstruction '{name}'")
