@@ -180,14 +180,14 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
     shuffle = True). With shuffle = "walk" the walk along x runs in lanes along the last axis
     (32 for 32 - lead cells, n + lead slots per row: per cell the first lane only reconstructs
     the cell below), each lane solving one last-axis face per walked cell. A fused stage
-    ([run] fuse) walks x and solves both faces of each cell along the others (counted as two
-    evaluations of each piece per cell and axis)."""
+    ([run] fuse) walks x (and solves the last axis through shuffles, fused_shuffles); the faces
+    it solves across the walk are counted by across_faces."""
     lanes = WARP / (WARP - lead) * (cells + lead) / cells  # lanes per cell of a walk with shuffles
     if solver.fused:
         walk = (segments[0] + lead) / segments[0]
         if fused_shuffles(solver, shuffle):  # the last axis once, through shuffles, in every lane
-            return (walk + 2 * (solver.dim - 2) + 1) * lanes
-        return walk + 2 * (solver.dim - 1)
+            return (walk + 1) * lanes
+        return walk
     total = 0.0
     for d in range(solver.dim):
         if shuffle is True and d == solver.dim - 1:
@@ -199,6 +199,17 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
         else:
             total += (segments[d] + lead) / segments[d]
     return total
+
+
+def across_faces(solver, cells: int, lead: int, shuffle) -> float:
+    """Faces per cell and stage that a fused stage solves across its walk: both faces of each
+    cell along y (and z unless shuffled), each from its own stencil, so per face whatever
+    [run] reconstruct says; in every lane of a walk with shuffles."""
+    if not solver.fused:
+        return 0.0
+    if fused_shuffles(solver, shuffle):
+        return 2 * (solver.dim - 2) * WARP / (WARP - lead) * (cells + lead) / cells
+    return 2 * (solver.dim - 1)
 
 
 def fused_shuffles(solver, shuffle) -> bool:
@@ -236,8 +247,11 @@ def report(work: dict, segments, cells: int):
     def each(lead):
         return evaluations_per_cell(solver, segments, cells, lead, shuffle)
 
-    per_face_executed = each(1) * flop(face)
-    per_cell_executed = each(2) * flop(cell) + each(1) * flop(solve)
+    def across(lead):
+        return across_faces(solver, cells, lead, shuffle)
+
+    per_face_executed = (each(1) + across(1)) * flop(face)
+    per_cell_executed = each(2) * flop(cell) + each(1) * flop(solve) + across(2) * flop(face)
     # per step: the updates, prim(U) at every stage (the first in the check) and the CFL rate
     common = update_flop(nU, advected, dim, stages) + len(stages) * flop(counts["prim"]) + flop(counts["rate"])
     name = f"{work['model']} {solver.recon.name}+{work['riemann']}+{work['integrator']} {work['precision']}"
@@ -247,8 +261,8 @@ def report(work: dict, segments, cells: int):
     print(f"  prim(U) {flop(counts['prim'])} flop ({_ops(counts['prim'])}); CFL rate {flop(counts['rate'])} "
           f"({_ops(counts['rate'])}); updates {update_flop(nU, advected, dim, stages):.0f} flop per cell-step")
     executed = per_cell_executed if per_cell else per_face_executed
-    special = each(2) * (cell["div"] + cell["sqrt"]) + each(1) * (solve["div"] + solve["sqrt"]) if per_cell \
-        else each(1) * (face["div"] + face["sqrt"])
+    special = each(2) * (cell["div"] + cell["sqrt"]) + each(1) * (solve["div"] + solve["sqrt"]) \
+        + across(2) * (face["div"] + face["sqrt"]) if per_cell else (each(1) + across(1)) * (face["div"] + face["sqrt"])
     how = f"{'per cell' if per_cell else 'per face'}, " + (
         ("fused stage, last axis shuffled in the walk" if fused_shuffles(solver, shuffle) else "fused stage")
         if solver.fused else
