@@ -21,11 +21,12 @@ multiply-adds differently in the two loops); which is faster depends on the mach
 precision (RECONSTRUCT_PER_FACE). With [run] shuffle (CUDA) the last axis, contiguous in
 memory, is solved with one face per thread instead, the flux of the face above a cell taken
 from the next lane of the warp: in a sweep of its own (true), or ("walk") inside the walk along
-x, the first sweep of the stage (SHUFFLE_LAST_AXIS says where each is the default). With [run] fuse a stage is one sweep: the walk along axis 0 also solves both
-faces of each cell along the other axes, each from its own stencil, and applies the stage
-update (FUSE_MAX_GHOST says where that is the default: narrow stencils, whose faces cost less
-than the R and W traffic it saves); with shuffle = "walk" that walk solves the last axis through
-shuffles, each face once (FUSED_SHUFFLE_MIN_GHOST: not for first-order faces).
+x, the first sweep of the stage (SHUFFLE_LAST_AXIS says where each is the default). With [run]
+fuse a stage is one sweep: the walk along axis 0 also solves both faces of each cell along the
+other axes, each from its own stencil, and applies the stage update (FUSE_MAX_GHOST says where
+that is the default: narrow stencils, whose faces cost less than the R and W traffic it
+saves); with shuffle = "walk" that walk solves the last axis through shuffles, each face once
+(FUSED_SHUFFLE_MIN_GHOST: not for first-order faces).
 
 Every structural choice (model, reconstruction, Riemann solver, dimension, axis, boundary
 kind) is resolved in Python while compiling: kernels contain no scheme branches.
@@ -320,16 +321,16 @@ class Solver:
         self.per_cell = list(per_cell)
         # one sweep per stage ([run] fuse; fuse_choice); the scheme's stencil decides "auto"
         self.fused = (self.recon.ghost <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and self.dim > 1
-        # The last axis through warp shuffles (uses_shuffle): in the walk along the axis before
-        # it ("walk"; in 1D there is none, and the axis is walked), or in a sweep of its own (True).
+        # The last axis through warp shuffles (uses_shuffle): in the walk along x ("walk"; in 1D
+        # the last axis is x, and it is walked), or in a sweep of its own (True).
         # A fused stage's walk along x takes "walk" too (the faces along the axes between
         # still solved twice each) where its faces are not first order (FUSED_SHUFFLE_MIN_GHOST);
         # the shuffle sweep of the last axis is a sweep of its own.
         self.shuffle_walk = shuffle == "walk" and self.dim > 1 and not (
             self.fused and self.recon.ghost < FUSED_SHUFFLE_MIN_GHOST)
         self.shuffle = shuffle is True and not self.fused
-        # The axes walked by sweeps of their own; with shuffle_walk the last of them also
-        # solves the last axis. Fused, the one walk along x solves the faces across it.
+        # The axes walked by sweeps of their own; with shuffle_walk the first (x) also solves
+        # the last axis. Fused, the one walk along x solves the faces across it.
         self.walked = [0] if self.fused else list(range(self.dim - 1 if self.shuffle_walk else self.dim))
         self.inflow = ti.Vector.field(nW, dtype, shape=(max(self.dim, 1), 2))
         self.R.fill(0.0)
