@@ -31,7 +31,7 @@ from taichi.lang import impl
 import taichiflow.simulation as simulation
 from taichiflow.bench import SWEEP, benchmark_case
 from taichiflow.initial import state_vector
-from taichiflow.compiler import FUSED_SHUFFLE_MIN_GHOST, RECONSTRUCT_PER_FACE, SHUFFLE_LAST_AXIS, WARP
+from taichiflow.compiler import FUSED_SHUFFLE_MIN_GHOST, SHUFFLE_LAST_AXIS, WARP, reconstructs_per_cell
 from taichiflow.layout import permute
 from taichiflow.numerics.integrators import INTEGRATORS
 from taichiflow.simulation import Simulation
@@ -182,7 +182,7 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
     the cell below), each lane solving one last-axis face per walked cell. A fused stage
     ([run] fuse) walks x (and solves the last axis through shuffles, fused_shuffles); the faces
     it solves across the walk are counted by across_faces."""
-    lanes = WARP / (WARP - lead) * (cells + lead) / cells  # lanes per cell of a walk with shuffles
+    lanes = shuffle_lanes(cells, lead)
     if solver.fused:
         walk = (segments[0] + lead) / segments[0]
         if fused_shuffles(solver, shuffle):  # the last axis once, through shuffles, in every lane
@@ -190,15 +190,19 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
         return walk
     total = 0.0
     for d in range(solver.dim):
-        if shuffle is True and d == solver.dim - 1:
-            total += WARP / (WARP - lead) * (cells + lead) / cells
-        elif shuffle == "walk" and d == solver.dim - 1:
+        if shuffle and d == solver.dim - 1:  # the shuffle sweep, or the last axis in the walk
             total += lanes
         elif shuffle == "walk" and d == 0:
             total += (segments[d] + lead) / segments[d] * lanes
         else:
             total += (segments[d] + lead) / segments[d]
     return total
+
+
+def shuffle_lanes(cells: int, lead: int) -> float:
+    """Lanes per cell along the last axis through shuffles: 32 lanes for 32 - lead cells,
+    n + lead slots per row."""
+    return WARP / (WARP - lead) * (cells + lead) / cells
 
 
 def across_faces(solver, cells: int, lead: int, shuffle) -> float:
@@ -208,7 +212,7 @@ def across_faces(solver, cells: int, lead: int, shuffle) -> float:
     if not solver.fused:
         return 0.0
     if fused_shuffles(solver, shuffle):
-        return 2 * (solver.dim - 2) * WARP / (WARP - lead) * (cells + lead) / cells
+        return 2 * (solver.dim - 2) * shuffle_lanes(cells, lead)
     return 2 * (solver.dim - 1)
 
 
@@ -242,7 +246,7 @@ def report(work: dict, segments, cells: int):
     # As on CUDA by default: walking per face, L + 1 faces for L cells; per cell, L + 2 cells
     # reconstructed and L + 1 fluxes; the last axis maybe with shuffles (32 lanes for 31 or 30).
     shuffle = SHUFFLE_LAST_AXIS.get(("cuda", work["precision"]), False)
-    per_cell = solver.recon.ghost < RECONSTRUCT_PER_FACE.get(("cuda", work["precision"]), solver.recon.ghost + 1)
+    per_cell = reconstructs_per_cell("auto", "primitive", "cuda", work["precision"], solver.recon.ghost)
 
     def each(lead):
         return evaluations_per_cell(solver, segments, cells, lead, shuffle)
