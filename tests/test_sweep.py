@@ -179,13 +179,16 @@ def test_warp_shuffles_need_cuda_and_whole_warps(arch):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("shuffle,reconstruct", [(True, "face"), ("walk", "face"), ("walk", "cell")])
-def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path, shuffle, reconstruct):
+@pytest.mark.parametrize("shuffle,reconstruct,fuse", [(True, "face", False), ("walk", "face", False),
+                                                      ("walk", "cell", False), ("walk", "cell", True)])
+def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path, shuffle, reconstruct, fuse):
     """f32 values move through the shuffles whole (f64 ones in two halves, test above); per
-    cell, the walk takes each cell's lower neighbour's upper face state from the lane before."""
-    walked, walked_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=False, reconstruct=reconstruct)
+    cell, the walk takes each cell's lower neighbour's upper face state from the lane before;
+    fused, the walk along x also solves the faces along y."""
+    walked, walked_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=False, reconstruct=reconstruct,
+                                                   fuse=fuse)
     shuffled, shuffled_fallbacks = colliding_blasts_3d(tmp_path, "cuda", "f32", shuffle=shuffle,
-                                                       reconstruct=reconstruct)
+                                                       reconstruct=reconstruct, fuse=fuse)
     assert shuffled_fallbacks == walked_fallbacks and sum(walked_fallbacks) > 0
     for name in walked:
         scale = np.abs(walked[name]).max()
