@@ -549,7 +549,8 @@ SCHEMA = Table({
         # of walking segments of it (CUDA; auto: where measured faster, compiler.SHUFFLE_LAST_AXIS).
         "shuffle": Key(Choice("auto", True, False, "walk"), "auto"),
         # One sweep per stage: the walk along x also solves each cell's faces along the other
-        # axes (twice each, but R and W cross memory once; auto: compiler.FUSE_MAX_GHOST).
+        # axes (twice each, the last axis once with shuffle = "walk", but R and W cross memory
+        # once; auto: compiler.FUSE_MAX_GHOST, FUSED_SHUFFLE_MIN_GHOST).
         "fuse": Key(Choice("auto", True, False), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),
