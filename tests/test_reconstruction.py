@@ -7,7 +7,7 @@ from exact_riemann import exact_riemann
 from helpers import CASES, case_from_text, l1, precise, simulate
 from taichiflow.case import load_case
 from taichiflow.model import load_model
-from taichiflow.numerics.reconstruction import make_limiter, make_reconstruction
+from taichiflow.numerics.reconstruction import WENO, make_limiter, make_reconstruction
 from taichiflow.physics import Physics
 from taichiflow.simulation import Simulation, init_taichi
 
@@ -211,3 +211,40 @@ def test_cell_states_are_the_face_states(scheme, arch):
         inner = slice(g - 1, n - g + 1)
         same(lower_m[::-1][inner], upper[inner])
         same(upper_m[::-1][inner], lower[inner])
+
+
+# --- divide-free WENO5 weights (f64) ----------------------------------------------------------
+def weno5_face_values(arch, name: str, eps: float, divide_free: bool, row: np.ndarray) -> np.ndarray:
+    """The left state of every inner face of a row of scalars, weights with or without divisions."""
+    init_taichi(arch, "f64", False)
+    value, _ = WENO[name][1](eps, divide_free)
+    n = len(row)
+    cells, faces = ti.field(ti.f64, shape=n), ti.field(ti.f64, shape=n)
+    cells.from_numpy(row)
+
+    @ti.kernel
+    def reconstruct():
+        for i in range(3, n - 2):  # face i - 1/2 from cells i - 3 .. i + 1
+            faces[i] = value(cells[i - 3], cells[i - 2], cells[i - 1], cells[i], cells[i + 1])
+
+    reconstruct()
+    return faces.to_numpy()[3:n - 2]
+
+
+@pytest.mark.parametrize("eps", [1e-6, 1e-40])
+@pytest.mark.parametrize("name", ["weno5", "weno5z"])
+def test_divide_free_weights_give_the_divided_ones(name, eps, arch):
+    """f64 scales the WENO5 factors by their common denominator instead of dividing (no
+    Newton sequences of DFMA): the same face values to rounding on uniform, smooth, rough
+    and 1e9-sized data (pressures in pascals) with jumps, at the two-phase cases' eps too."""
+    rng = np.random.default_rng(11)
+    x = np.linspace(0.0, 1.0, 40)
+    row = np.concatenate([np.ones(12), np.sin(2 * np.pi * x), rng.uniform(-1.0, 1.0, 40),
+                          np.full(8, 1e5), np.full(8, 1e9), rng.uniform(1e8, 1e9, 30), np.ones(8)])
+    divided = weno5_face_values(arch, name, eps, False, row)
+    scaled = weno5_face_values(arch, name, eps, True, row)
+    scale = np.array([np.abs(row[i - 3:i + 2]).max() for i in range(3, len(row) - 2)])
+    assert np.all(np.abs(scaled - divided) <= 1e-13 * scale), np.abs(scaled - divided).max()
+    assert np.abs(divided[:6] - 1.0).max() < 1e-15   # uniform data: the value itself
+    jump = np.argmax(scale > 1e8)                     # faces whose stencil meets the 1e5 -> 1e9 jump
+    assert np.abs(divided[jump - 4:jump + 4]).max() <= 1e9 * (1 + 1e-13)

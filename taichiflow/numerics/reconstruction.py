@@ -222,22 +222,31 @@ def _weno5_candidates(a, b, c, d, e):
     return q0, q1, q2
 
 
-def _js_factors(eps: float):
-    """Jiang & Shu (1996): alpha_k = d_k / (eps + beta_k)^2."""
+def _js_factors(eps: float, divide_free: bool):
+    """Jiang & Shu (1996): alpha_k = d_k / (eps + beta_k)^2.
+
+    divide_free: the factors times their common denominator s0 s1 s2, s_k = (eps + beta_k)^2,
+    which the weights' normalisation cancels: (s1 s2, s0 s2, s0 s1), no division."""
     eps = float(eps)
 
     @ti.func
     def factors(beta0, beta1, beta2):
         return 1.0 / (eps + beta0) ** 2, 1.0 / (eps + beta1) ** 2, 1.0 / (eps + beta2) ** 2
 
-    return factors
+    @ti.func
+    def scaled_factors(beta0, beta1, beta2):
+        s0, s1, s2 = (eps + beta0) ** 2, (eps + beta1) ** 2, (eps + beta2) ** 2
+        return s1 * s2, s0 * s2, s0 * s1
+
+    return scaled_factors if divide_free else factors
 
 
-def _z_factors(eps: float):
+def _z_factors(eps: float, divide_free: bool):
     """Borges et al. (2008): alpha_k = d_k (1 + (tau5 / (beta_k + eps))^2), tau5 = |beta0 - beta2|.
 
     tau5 is O(h^5) on smooth data, much smaller than the beta_k, so the weights stay close
-    to the linear ones (also at critical points, where JS weights drift)."""
+    to the linear ones (also at critical points, where JS weights drift). divide_free: times
+    u0 u1 u2, u_k = (beta_k + eps)^2: (u_k + tau5^2) u_i u_j."""
     eps = float(eps)
 
     @ti.func
@@ -245,7 +254,13 @@ def _z_factors(eps: float):
         tau5 = ti.abs(beta0 - beta2)
         return 1.0 + (tau5 / (beta0 + eps)) ** 2, 1.0 + (tau5 / (beta1 + eps)) ** 2, 1.0 + (tau5 / (beta2 + eps)) ** 2
 
-    return factors
+    @ti.func
+    def scaled_factors(beta0, beta1, beta2):
+        tau_squared = (beta0 - beta2) ** 2
+        u0, u1, u2 = (beta0 + eps) ** 2, (beta1 + eps) ** 2, (beta2 + eps) ** 2
+        return (u0 + tau_squared) * (u1 * u2), (u1 + tau_squared) * (u0 * u2), (u2 + tau_squared) * (u0 * u1)
+
+    return scaled_factors if divide_free else factors
 
 
 def make_weno5(factors):
@@ -323,19 +338,32 @@ def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
 
 
 # --- the factory ----------------------------------------------------------------------------
+# WENO5 weights are divide-free (factors scaled by their common denominator) in f64: there
+# fast-math is off and each division is a Newton sequence of chained DFMA (3 of the 5 divisions
+# per variable and cell: 150 of the 335 divisions and roots of an f64 WENO5 + HLLC + LSRK3
+# cell-step, tools/count_flops.py). f32
+# keeps them: fast-math makes them one reciprocal each, and the scaled factors, up to (eps +
+# beta)^4 (JS) or ^6 (Z), overflow its range (3e38) once beta passes ~1e9 (pressures in pascals).
+
+
+def divide_free_weights(dtype) -> bool:
+    return dtype == ti.f64
+
+
 def weno_epsilon(scheme: dict, dtype=None) -> float:
     """The case's WENO epsilon, raised where the precision needs it: on uniform data
     (beta = 0) the weights are d/eps^2 (JS) or d (tau/eps)^2 (Z), which must stay finite
     and normal, or they turn into inf/inf. f32 floors eps at 1e-15 (1/eps^2 = 1e30, below
-    the f32 maximum 3e38 with room for the numerators), f64 at 1e-100."""
+    the f32 maximum 3e38 with room for the numerators); f64 at 1e-40, where its divide-free
+    weights of uniform data, eps^4 (JS) and eps^6 (Z), stay normal (1e-240 > 2e-308)."""
     eps = float(scheme.get("weno_epsilon", 1e-6))
-    return max(eps, 1e-15 if dtype == ti.f32 else 1e-100)
+    return max(eps, 1e-15 if dtype == ti.f32 else 1e-40)
 
 
-# name: (ghost width, epsilon -> (face value, cell's two face values))
-WENO = {"weno3": (2, make_weno3),
-        "weno5": (3, lambda eps: make_weno5(_js_factors(eps))),
-        "weno5z": (3, lambda eps: make_weno5(_z_factors(eps)))}
+# name: (ghost width, (epsilon, divide-free weights) -> (face value, cell's two face values))
+WENO = {"weno3": (2, lambda eps, divide_free: make_weno3(eps)),
+        "weno5": (3, lambda eps, divide_free: make_weno5(_js_factors(eps, divide_free))),
+        "weno5z": (3, lambda eps, divide_free: make_weno5(_z_factors(eps, divide_free)))}
 
 
 def stencil_reach(name: str) -> int:
@@ -357,7 +385,7 @@ def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
         return Reconstruction(f"plm-{limiter_name}", stencil_reach(name), *make_plm(make_limiter(scheme)))
     if name in WENO:
         g, make = WENO[name]
-        value, cell = make(eps)
+        value, cell = make(eps, divide_free_weights(phys.dtype if phys is not None else None))
         return Reconstruction(name, g, _upwind_pair(value, g), _splat(cell))
     if name == "muscl_hancock":
         if phys is None:
