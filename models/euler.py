@@ -16,14 +16,14 @@ model = Model(
 
 @model.to_primitive
 def to_primitive(U, gamma):
-    vel = U.mom / U.rho
+    vel = U.mom * (1.0 / U.rho)  # one division, not three (in f64 each is a Newton sequence on a GPU)
     return model.W(rho=U.rho, vel=vel, p=(gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel)))
 
 
 @model.to_conserved
 def to_conserved(W, gamma):
     return model.U(rho=W.rho, mom=W.rho * W.vel,
-                   E=W.p / (gamma - 1.0) + 0.5 * W.rho * W.vel.dot(W.vel))
+                   E=W.p * (1.0 / (gamma - 1.0)) + 0.5 * W.rho * W.vel.dot(W.vel))
 
 
 @model.flux
@@ -41,10 +41,11 @@ def sound_speed(W, gamma):
 def hllc_star(W, U, s, s_star):
     """Star state of Toro, Spruce & Speares (1994) on the side whose wave speed is s."""
     un = W.vel[0]
-    chi = (s - un) / (s - s_star)
+    r = 1.0 / ((s - un) * (s - s_star))  # both quotients below from one division
+    chi = (s - un) ** 2 * r              # (s - un) / (s - s_star)
     return model.U(rho=chi * U.rho,
                    mom=chi * U.rho * ti.Vector([s_star, W.vel[1], W.vel[2]]),
-                   E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p / (s - un))))
+                   E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p * (s - s_star) * r)))
 
 
 @model.derive("mach")

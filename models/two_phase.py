@@ -31,7 +31,7 @@ model = Model(
 
 @model.to_primitive
 def to_primitive(U):
-    vel = U.mom / U.rho
+    vel = U.mom * (1.0 / U.rho)  # one division, not three (in f64 each is a Newton sequence on a GPU)
     p = (U.E - 0.5 * U.rho * vel.dot(vel) - U.Pi) / U.Gamma
     return model.W(rho=U.rho, vel=vel, p=p, Gamma=U.Gamma, Pi=U.Pi)
 
@@ -74,9 +74,10 @@ def roe_speeds(WL, WR):
 @model.hllc_star
 def hllc_star(W, U, s, s_star):
     un = W.vel[0]
-    chi = (s - un) / (s - s_star)
+    r = 1.0 / ((s - un) * (s - s_star))  # both quotients below from one division
+    chi = (s - un) ** 2 * r              # (s - un) / (s - s_star)
     return model.U(rho=chi * U.rho, mom=chi * U.rho * ti.Vector([s_star, W.vel[1], W.vel[2]]),
-                   E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p / (s - un))),
+                   E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p * (s - s_star) * r)),
                    Gamma=chi * U.Gamma, Pi=chi * U.Pi)
 
 

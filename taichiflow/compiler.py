@@ -60,7 +60,10 @@ REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk i
 RECONSTRUCT_PER_FACE = {("cuda", "f32"): 3}
 # Cells one thread walks along the sweep axis ([run] segment), for the strided axes and for
 # the last axis, contiguous in memory, where a warp's threads read addresses a segment apart.
-SEGMENT_STRIDED = 16
+# (arch, precision) -> the strided axes' length where it is not 16: f64 on CUDA walks 32 (fewer
+# faces solved twice at segment ends; its registers, not its threads, limit occupancy): +1 to
+# +4% against 16 in each of four calls on an H100 at 256^3 (docs/performance.md).
+SEGMENT_STRIDED = {("cuda", "f64"): 32}
 SEGMENT_CONTIGUOUS = 2
 # Where the walking sweeps load a cell's U, R, U0 one cell ahead (see load_cell): a GPU thread
 # waits for its loads, a CPU core's out-of-order window hides them, and there the early loads
@@ -148,10 +151,10 @@ def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision
     return reconstruct == "cell" or reach < RECONSTRUCT_PER_FACE.get((arch, precision), reach + 1)
 
 
-def sweep_segments(segment, dim: int) -> list[int]:
+def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32") -> list[int]:
     """Per-axis segment lengths from the [run] segment key (int, per-axis list or [])."""
     if segment == []:
-        return [SEGMENT_STRIDED] * (dim - 1) + [SEGMENT_CONTIGUOUS]
+        return [SEGMENT_STRIDED.get((arch, precision), 16)] * (dim - 1) + [SEGMENT_CONTIGUOUS]
     if isinstance(segment, int):
         return [segment] * dim
     if len(segment) != dim:

@@ -92,7 +92,7 @@ class Simulation:
         retry = case["scheme"]["retry"]
         schemes = [case["scheme"]] + ([{**case["scheme"], **retry}] if retry else [])
         try:
-            segments = sweep_segments(run["segment"], len(self.cells))
+            segments = sweep_segments(run["segment"], len(self.cells), self.arch, self.precision)
             per_cell = [reconstructs_per_cell(run["reconstruct"], scheme.get("variables", "primitive"),
                                               self.arch, self.precision, stencil_reach(scheme["reconstruction"]))
                         for scheme in schemes]

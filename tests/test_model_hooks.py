@@ -7,18 +7,25 @@ from taichiflow.simulation import Simulation
 
 EULER = (CASES.parent / "models" / "euler.py").read_text()
 
+def _edited(text: str, *edits) -> str:
+    """text with each (old, new) replaced; an edit that no longer matches the model fails here."""
+    for old, new in edits:
+        assert text.count(old) == 1, f"models/euler.py changed: {old!r}"
+        text = text.replace(old, new)
+    return text
+
+
 # Euler plus a colour phi advected non-conservatively: d(phi)/dt + u . grad(phi) = 0.
-EULER_WITH_COLOUR = (EULER
-                     .replace('conserved={"rho": 1, "mom": 3, "E": 1}', 'conserved={"rho": 1, "mom": 3, "E": 1, "phi": 1}')
-                     .replace('primitive={"rho": 1, "vel": 3, "p": 1}', 'primitive={"rho": 1, "vel": 3, "p": 1, "phi": 1}')
-                     .replace('positive=("rho", "p"),', 'positive=("rho", "p"), advected=("phi",),')
-                     .replace("p=(gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel)))",
-                              "p=(gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel)), phi=U.phi)")
-                     .replace("E=W.p / (gamma - 1.0) + 0.5 * W.rho * W.vel.dot(W.vel))",
-                              "E=W.p / (gamma - 1.0) + 0.5 * W.rho * W.vel.dot(W.vel), phi=W.phi)")
-                     .replace("E=(U.E + W.p) * un)", "E=(U.E + W.p) * un, phi=U.phi * un)")
-                     .replace("E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p / (s - un))))",
-                              "E=chi * (U.E + (s_star - un) * (U.rho * s_star + W.p / (s - un))), phi=chi * U.phi)"))
+EULER_WITH_COLOUR = _edited(
+    EULER,
+    ('conserved={"rho": 1, "mom": 3, "E": 1}', 'conserved={"rho": 1, "mom": 3, "E": 1, "phi": 1}'),
+    ('primitive={"rho": 1, "vel": 3, "p": 1}', 'primitive={"rho": 1, "vel": 3, "p": 1, "phi": 1}'),
+    ('positive=("rho", "p"),', 'positive=("rho", "p"), advected=("phi",),'),
+    ("p=(gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel)))",
+     "p=(gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel)), phi=U.phi)"),
+    ("+ 0.5 * W.rho * W.vel.dot(W.vel))", "+ 0.5 * W.rho * W.vel.dot(W.vel), phi=W.phi)"),
+    ("E=(U.E + W.p) * un)", "E=(U.E + W.p) * un, phi=U.phi * un)"),
+    ("* (s - s_star) * r)))", "* (s - s_star) * r)), phi=chi * U.phi)"))
 
 
 def test_advected_variable_stays_constant_where_velocity_diverges(tmp_path):

@@ -31,7 +31,7 @@ from taichi.lang import impl
 import taichiflow.simulation as simulation
 from taichiflow.bench import SWEEP, benchmark_case
 from taichiflow.initial import state_vector
-from taichiflow.compiler import FUSED_SHUFFLE_MIN_GHOST, SHUFFLE_LAST_AXIS, WARP, reconstructs_per_cell
+from taichiflow.compiler import FUSED_SHUFFLE_MIN_GHOST, SHUFFLE_LAST_AXIS, WARP, reconstructs_per_cell, sweep_segments
 from taichiflow.layout import permute
 from taichiflow.numerics.integrators import INTEGRATORS
 from taichiflow.simulation import Simulation
@@ -234,6 +234,7 @@ def update_flop(nU: int, advected: int, dim: int, stages) -> float:
 
 def report(work: dict, segments, cells: int):
     settings = {k: v for k, v in work.items() if k != "target"}
+    segments = segments or sweep_segments([], 3, "cuda", work["precision"])
     case = benchmark_case(**settings, cells=8, arch="cpu")
     sim = Simulation(case)
     solver = sim.solver
@@ -283,10 +284,10 @@ def _ops(ops: Counter) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--segments", default="16,16,2", help="segment lengths per axis (the defaults)")
+    parser.add_argument("--segments", default="", help="segment lengths per axis (default: CUDA's for the precision)")
     parser.add_argument("--cells", type=int, default=256, help="cells per axis (for the per-segment overhead)")
     args = parser.parse_args()
-    segments = [int(s) for s in args.segments.split(",")]
+    segments = [int(s) for s in args.segments.split(",")] if args.segments else None
     simulation.ti.init = init_writing_ir
     here = os.getcwd()
     for work in SWEEP:
