@@ -81,7 +81,7 @@ def _hll_flux(uL, fL, uR, fR, sL, sR):
     # Clipping the speeds at zero makes one formula cover the supersonic cases too.
     sLm = ti.min(sL, 0.0)
     sRp = ti.max(sR, 0.0)
-    return (sRp * fL - sLm * fR + sLm * sRp * (uR - uL)) / (sRp - sLm)
+    return (sRp * fL - sLm * fR + sLm * sRp * (uR - uL)) * (1.0 / (sRp - sLm))  # one division, not one per component
 
 
 def make_hll(phys, scheme):
