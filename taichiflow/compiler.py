@@ -271,7 +271,7 @@ def _numpy_dtype(dtype):
 
 def _fill_keys(field, value: int):
     """field.fill for 64-bit integers (Taichi's fill takes them as i32)."""
-    field.from_numpy(np.full(field.shape + (field.n,), value, dtype=np.int64))
+    field.from_numpy(np.full(field.shape + ((field.n,) if hasattr(field, "n") else ()), value, dtype=np.int64))
 
 
 class Solver:
@@ -351,7 +351,14 @@ class Solver:
         self.rate_slots.fill(0)
         self.bad_cell[None] = NO_BAD_CELL
         _fill_keys(self.key_slots, LOWEST_KEY)
-        self.repairs = ti.field(ti.i64, shape=())     # cells the model's repair() changed
+        # Rare events (a bad cell, a repaired one) go to slots as well, though their atomics
+        # seldom run: Taichi turns an atomic on a 0-D field inside a parallel loop into a
+        # thread-local value that every thread adds to the field when it ends, taken or not.
+        # That was 1.08M atomics on one address per primitives launch of a model with repair()
+        # (1.12 ms of it at 256^3 on an H200) and 262,144 per check.
+        self.bad_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)
+        _fill_keys(self.bad_slots, NO_BAD_CELL)
+        self.repair_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)  # cells the model's repair() changed
         # Fallbacks are counted per sweep thread (per warp with shuffles), not on one address:
         # an atomic counter in the face kernel made it 2-5x slower on an H200 even where it never
         # fired. The counters serve every sweep (axes run one after the other); the sum is
@@ -464,6 +471,7 @@ class Solver:
             return rate
 
         repairs = "repair" in self.model.functions
+        repair_slots, bad_slots, slots = self.repair_slots, self.bad_slots, REDUCTION_SLOTS
 
         @ti.func
         def repaired_primitive(I):
@@ -474,7 +482,7 @@ class Solver:
                     u = phys.repair(U[I], w)
                     U[I] = u
                     w = phys.prim(u)
-                    ti.atomic_add(self.repairs[None], ti.cast(1, ti.i64))
+                    ti.atomic_add(repair_slots[ti.cast(_linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
             return w
 
         @ti.kernel
@@ -489,7 +497,7 @@ class Solver:
         chunk = REDUCTION_CHUNK
         outer = [(0, (cells[0] + chunk - 1) // chunk)] + [(0, cells[d]) for d in range(1, dim)]
         outer_shape = [b for _, b in outer]
-        rate_slots, key_slots, slots = self.rate_slots, self.key_slots, REDUCTION_SLOTS
+        rate_slots, key_slots = self.rate_slots, self.key_slots
 
         @ti.kernel
         def check_and_primitives():
@@ -509,8 +517,8 @@ class Solver:
                         keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
                 slot = ti.cast(_linear_index(C, outer_shape) % slots, ti.i32)
                 ti.atomic_max(rate_slots[slot], ordered_bits(rate))
-                if bad != _int64_max():  # rare: straight to the one address
-                    ti.atomic_min(self.bad_cell[None], bad)
+                if bad != _int64_max():  # rare
+                    ti.atomic_min(bad_slots[slot], bad)
                 for k in ti.static(range(len(model_globals))):
                     ti.atomic_max(key_slots[slot][k], keys[k])
 
@@ -524,6 +532,8 @@ class Solver:
             for s in range(slots):
                 ti.atomic_max(self.max_rate[None], rate_slots[s])
                 rate_slots[s] = 0
+                ti.atomic_min(self.bad_cell[None], bad_slots[s])
+                bad_slots[s] = _int64_max()
                 for k in ti.static(range(len(model_globals))):
                     ti.atomic_max(global_keys[None][k], key_slots[s][k])
                     key_slots[s][k] = _int64_min()
@@ -1221,8 +1231,8 @@ class Solver:
 
     def take_repair_count(self) -> int:
         """Cells changed by the model's repair() since the last call."""
-        count = int(self.repairs[None])
-        self.repairs[None] = 0
+        count = int(self.repair_slots.to_numpy().sum())
+        self.repair_slots.fill(0)
         return count
 
     def take_fallback_count(self) -> int:
