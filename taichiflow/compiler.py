@@ -42,6 +42,7 @@ from . import taichi_patches  # noqa: F401  (before any field is made)
 from .layout import component, permute
 from .physics import Physics
 from .state_arrays import StateArrays
+from .clock import DeviceClock
 from .numerics.reconstruction import make_reconstruction
 from .numerics.riemann import RIEMANN_SOLVERS
 from .numerics.variables import make_variables
@@ -359,6 +360,7 @@ class Solver:
         self.bad_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)
         _fill_keys(self.bad_slots, NO_BAD_CELL)
         self.repair_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)  # cells the model's repair() changed
+        self.clock = DeviceClock(dtype)  # t and dt of the sweeps (run_steps)
         # Fallbacks are counted per sweep thread (per warp with shuffles), not on one address:
         # an atomic counter in the face kernel made it 2-5x slower on an H200 even where it never
         # fired. The counters serve every sweep (axes run one after the other); the sum is
@@ -522,34 +524,59 @@ class Solver:
                 for k in ti.static(range(len(model_globals))):
                     ti.atomic_max(key_slots[slot][k], keys[k])
 
+        @ti.func
+        def merge_slot(s):
+            """Slot s into max_rate, bad_cell and the model's globals; the slot starts over."""
+            ti.atomic_max(self.max_rate[None], rate_slots[s])
+            rate_slots[s] = 0
+            ti.atomic_min(self.bad_cell[None], bad_slots[s])
+            bad_slots[s] = _int64_max()
+            for k in ti.static(range(len(model_globals))):
+                ti.atomic_max(global_keys[None][k], key_slots[s][k])
+                key_slots[s][k] = _int64_min()
+
+        @ti.func
+        def start_merge():
+            self.max_rate[None] = 0
+            for k in ti.static(range(len(model_globals))):
+                global_keys[None][k] = _int64_min()
+
+        @ti.func
+        def publish_globals():
+            for k in ti.static(range(len(model_globals))):
+                global_values[None][k] = ordered_value(global_keys[None][k])
+
         @ti.kernel
         def combine_check() -> ti.types.vector(2, ti.i64):
             """Slots into max_rate and the model's globals; the slots start over. Returns (max
             rate as ordered bits, bad cell) and resets the bad cell: one read back per check."""
-            self.max_rate[None] = 0
-            for k in ti.static(range(len(model_globals))):
-                global_keys[None][k] = _int64_min()
+            start_merge()
             for s in range(slots):
-                ti.atomic_max(self.max_rate[None], rate_slots[s])
-                rate_slots[s] = 0
-                ti.atomic_min(self.bad_cell[None], bad_slots[s])
-                bad_slots[s] = _int64_max()
-                for k in ti.static(range(len(model_globals))):
-                    ti.atomic_max(global_keys[None][k], key_slots[s][k])
-                    key_slots[s][k] = _int64_min()
-            for k in ti.static(range(len(model_globals))):
-                global_values[None][k] = ordered_value(global_keys[None][k])
+                merge_slot(s)
+            publish_globals()
             found = ti.Vector([self.max_rate[None], self.bad_cell[None]], ti.i64)
             self.bad_cell[None] = _int64_max()
             return found
 
+        @ti.kernel
+        def finish_step():
+            """combine_check's merge, then the device clock finishes the step (no read back)."""
+            start_merge()
+            for s in range(slots):
+                merge_slot(s)
+            publish_globals()
+            clock.finish(ordered_value(self.max_rate[None]), self.bad_cell[None], _int64_max())
+            self.bad_cell[None] = _int64_max()
+
         self._primitives = primitives
         self._check_and_primitives = check_and_primitives
         self._combine_check = combine_check
+        self._finish_step = finish_step
 
         block_dim = self.block_dim or None  # None: Taichi's default
         prefetch = impl.current_cfg().arch.name in PREFETCH_ARCHS
         advected, unit = phys.advected_indices, phys.n_flux - 1
+        clock = self.clock
         has_source = "source" in self.model.functions
 
         def face_functions(axis, recon, riemann, variables):
@@ -639,12 +666,15 @@ class Solver:
                 return ti.Vector(index + [c])
 
             @ti.kernel
-            def shuffle_walk(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, switches: ti.i32,
+            def shuffle_walk(time_fraction: ti.f64, keep: float, c0: float, c1: float, c2: float, switches: ti.i32,
                              flags: ti.template()):
+                dt, t, running = clock.stage(time_fraction)
                 dt_dx = dt * inv_dx[axis]
                 dt_dx_last = dt * inv_dx[last_axis]
                 ti.loop_config(block_dim=block_dim)
                 for thread in range(threads):
+                    if not running:  # the device clock has halted (taichiflow/clock.py)
+                        continue
                     lane = thread % WARP
                     slot = (thread // WARP) * stride + lane
                     clamped = ti.min(slot, total_slots - 1)  # lanes past the end compute, write nothing
@@ -808,11 +838,14 @@ class Solver:
                     R[I] = r
 
             @ti.kernel
-            def sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, switches: ti.i32,
+            def sweep(time_fraction: ti.f64, keep: float, c0: float, c1: float, c2: float, switches: ti.i32,
                       flags: ti.template()):
+                dt, t, running = clock.stage(time_fraction)
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
                 for S in ti.grouped(ti.ndrange(*ranges)):
+                    if not running:  # the device clock has halted (taichiflow/clock.py)
+                        continue
                     first = component(S, axis) * L
                     f_lo = ti.Vector.zero(dtype, phys.n_flux)
                     upper = ti.Vector.zero(dtype, nW)  # per cell: the last cell's upper face state
@@ -877,11 +910,14 @@ class Solver:
                 return ti.Vector(index + [0])
 
             @ti.kernel
-            def shuffle_sweep(dt: float, keep: float, c0: float, c1: float, c2: float, t: float, switches: ti.i32,
+            def shuffle_sweep(time_fraction: ti.f64, keep: float, c0: float, c1: float, c2: float, switches: ti.i32,
                               flags: ti.template()):
+                dt, t, running = clock.stage(time_fraction)
                 dt_dx = dt * inv_dx[axis]
                 ti.loop_config(block_dim=block_dim)
                 for thread in range(threads):
+                    if not running:  # the device clock has halted (taichiflow/clock.py)
+                        continue
                     lane = thread % WARP
                     slot = (thread // WARP) * stride + lane
                     clamped = ti.min(slot, total_slots - 1)  # lanes past the end compute, write nothing
@@ -1121,18 +1157,29 @@ class Solver:
         return rate, (None if bad == NO_BAD_CELL else bad)
 
     def step(self, dt: float, t: float, stages, retry: bool = False):
-        """One time step; `check_state` must have run on the current U. retry: with the
-        [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
+        """One time step of dt from t; `check_state` must have run on the current U. retry: with
+        the [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
+        self.clock.set(t, dt)
+        self._launch_stages(stages, retry)
+
+    def run_steps(self, count: int, stages):
+        """Up to `count` steps with the time step on the device (taichiflow/clock.py), each
+        checked, without a read back: after clock.start, or after the last of these."""
+        for _ in range(count):
+            self._launch_stages(stages)
+            self._check_and_primitives()
+            self._finish_step()
+
+    def _launch_stages(self, stages, retry: bool = False):
         sweep = self._retry_sweep if retry else self._sweep
         plan = self._launch_plan(stages)
         for s, stage in enumerate(stages):
             if s > 0:
                 self._primitives()  # (also the ghost layers: _build_boundaries)
-            t_stage = t + stage.time * dt
             for k, kernel in enumerate(sweep):
                 keep = stage.a if k == 0 else 1.0
                 switches, flags = plan[s][k]
-                kernel(dt, keep, stage.c0, stage.c1, stage.c2, t_stage, switches, flags)
+                kernel(stage.time, keep, stage.c0, stage.c1, stage.c2, switches, flags)
 
     def _launch_plan(self, stages):
         """Per stage and sweep (run-time switches, kernel flags), worked out once per integrator:

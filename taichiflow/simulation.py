@@ -12,6 +12,7 @@ import taichi as ti
 
 from . import case as case_mod
 from . import checkpoint
+from . import clock as device_clock
 from .setup import resolve_states
 from .compiler import Solver, fuse_choice, reconstructs_per_cell, sweep_segments, uses_shuffle
 from .initial import initial_primitive, state_vector
@@ -22,6 +23,11 @@ from .model import ModelError, load_model
 from .numerics.integrators import INTEGRATORS
 from .numerics.reconstruction import stencil_reach
 from .progress import Progress
+
+
+# Steps run between two read backs of the device clock (a synchronisation each) when nothing
+# needs the state in between; a bad step halts the clock, so the rest of a batch does nothing.
+STEPS_PER_READ_BACK = 16
 
 
 class SimulationError(RuntimeError):
@@ -130,35 +136,52 @@ class Simulation:
     def end_time(self) -> float:
         return self.case["time"]["end"]
 
-    def advance(self, t_target: float, max_steps: int = 0, on_step=None):
+    def advance(self, t_target: float, max_steps: int = 0, on_step=None, every: int = 1):
         """Integrate until t_target (or max_steps). Every new state is checked before it
         counts: a bad one is redone with the [scheme] retry fluxes if the case has them, and
-        stops the run (with the last good state written) if it is still bad."""
-        solver, cfl = self.solver, self.case["scheme"]["cfl"]
+        stops the run (with the last good state written) if it is still bad. The device keeps
+        the time step (taichiflow/clock.py) and the host reads it back once per batch of up to
+        STEPS_PER_READ_BACK steps; on_step(self) runs after each batch, whose ends fall on the
+        multiples of `every` steps (1: after each step)."""
+        solver, stages = self.solver, self.stages
         rate, bad = solver.check_state()
         if bad is not None:
             self._fail(bad)
-        while self.t < t_target * (1 - 1e-14) and not (max_steps and self.step_count >= max_steps):
-            dt = cfl / rate if rate > 0 else math.inf
-            dt = min(dt, t_target - self.t)
-            if not math.isfinite(dt) or dt <= 1e-14 * max(self.end_time, 1e-300):
-                self._fail_dt(dt, rate)
-            solver.step(dt, self.t, self.stages)
-            next_rate, bad = solver.check_state()
-            if bad is not None and solver.retry_scheme:
-                solver.restore_last_good()
-                solver.check_state()            # W and model globals of the state before the step
-                solver.step(dt, self.t, self.stages, retry=True)
-                next_rate, bad = solver.check_state()
-                self.retries += 1
-            rate = next_rate
-            self.t = self.t + dt if dt < t_target - self.t else t_target
-            self.step_count += 1
-            self.last_dt = dt
-            if bad is not None:
-                self._fail(bad)
-            if on_step:
+        dt_floor = 1e-14 * max(self.end_time, 1e-300)
+        solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], dt_floor, self.step_count, max_steps, rate)
+        batch = 1  # the first step alone: its time is the compile time (run's first_step_s)
+        while True:
+            before = self.step_count
+            solver.run_steps(batch, stages)
+            reading = solver.clock.read()
+            self.t, self.step_count, self.last_dt = reading.t, reading.steps, reading.last_dt
+            if reading.halt == device_clock.BAD_STATE:
+                self._retry_or_fail(reading, t_target, max_steps)
+            elif reading.halt == device_clock.DT_COLLAPSED:
+                self._fail_dt(reading.dt, reading.rate)
+            if on_step and self.step_count > before:
                 on_step(self)
+            if reading.halt == device_clock.DONE:
+                return
+            left = max_steps - self.step_count if max_steps else STEPS_PER_READ_BACK
+            to_call = every - self.step_count % every if on_step else STEPS_PER_READ_BACK
+            batch = max(1, min(STEPS_PER_READ_BACK, left, to_call))
+
+    def _retry_or_fail(self, reading, t_target: float, max_steps: int):
+        """The last step left a bad cell: redo it with the [scheme] retry fluxes (from the
+        state before it, U0) and hand the loop back to the device, or stop."""
+        solver = self.solver
+        if not solver.retry_scheme:
+            self._fail(reading.bad)
+        solver.restore_last_good()
+        solver.check_state()            # W and model globals of the state before the step
+        solver.step(reading.last_dt, reading.t_before, self.stages, retry=True)
+        rate, bad = solver.check_state()
+        self.retries += 1
+        if bad is not None:
+            self._fail(bad)
+        solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], 1e-14 * max(self.end_time, 1e-300),
+                           self.step_count, max_steps, rate)
 
     def check_final(self):
         _, bad = self.solver.check_state()
@@ -302,7 +325,7 @@ class Simulation:
             targets = [t for t in _output_times(self.end_time, output["interval"]) if t > self._last_snapshot_time]
             try:
                 for target in targets:
-                    self.advance(target, max_steps, on_step)
+                    self.advance(target, max_steps, on_step, every)
                     if max_steps and self.step_count >= max_steps:
                         break
                     if target < self.end_time:

@@ -78,3 +78,15 @@ def test_repair_floors_pressure_and_clips_the_volume_fraction(tmp_path, arch):
     assert repaired[1, 4] + pc_mix == pytest.approx(1e-6, rel=1e-6)           # p_floor
     assert repaired[2, 5] == pytest.approx(gamma_air, rel=1e-12)              # alpha = 1
     assert repaired[2, 4] > 1e-4                                              # E kept: p = E/Gamma rises
+
+
+def test_a_retry_inside_a_batch_of_device_steps_gives_the_one_of_single_steps(tmp_path, arch):
+    """Without a callback the device runs steps in batches: the bad step 2 halts its batch,
+    is retried from U0 and the batch goes on, as when every step is read back."""
+    batched = sharp_bubble(tmp_path, arch, RETRY)
+    batched.advance(100.0, max_steps=12)
+    result = (batched.t, batched.step_count, batched.retries, batched.solver.conserved_array())
+    single = sharp_bubble(tmp_path, arch, RETRY)
+    single.advance(100.0, max_steps=12, on_step=lambda sim: None)  # a read back after every step
+    assert result[:3] == (single.t, single.step_count, single.retries) and result[2] >= 1
+    np.testing.assert_array_equal(result[3], single.solver.conserved_array())

@@ -1,12 +1,12 @@
-"""What the per-step read back of the check costs, on the GPU machine (project root, wheels in .whl/):
+"""What reading the device clock back costs, on the GPU machine (project root, wheels in .whl/):
 
     PYTHONPATH=/tmp/site:$PWD python3 tools/readback-cost.py [--cells 256]
 
-`advance` checks every new state and reads the result back (the CFL rate for the next dt,
-a bad cell): a synchronisation that drains the GPU's queue once per step. This times, per
-step and for three workloads, the time loop as it runs, the same kernels without the read back
-(step + check kernel), and with the check's combine kernel and its read back but without the
-rest of the host's time loop (minimum of three repetitions of 20 steps each).
+`advance` checks every new state; the device keeps the time step (taichiflow/clock.py) and the
+host reads it back once per batch of steps (STEPS_PER_READ_BACK), each read back a
+synchronisation that drains the GPU's queue. This times, per step and for three workloads,
+`advance` as it runs, `advance` with a callback after every step (a read back per step, as
+before v27), and the same kernels with no read back at all (minimum of three runs of 20 steps).
 """
 import argparse
 import time
@@ -34,22 +34,16 @@ def main():
         set_smooth_wave(sim.solver, sim.model.primitive)
         sim.advance(1.0, max_steps=4)
         solver, steps = sim.solver, 20
-        dt = 0.1 * sim.case["scheme"]["cfl"] / solver.check_state()[0]  # a stable step for the timings
 
-        def kernels_only(n):
-            for _ in range(n):
-                solver.step(dt, 0.0, sim.stages)
-                solver._check_and_primitives()
+        def no_read_back(n):
+            rate, _ = solver.check_state()
+            solver.clock.start(sim.t, 1e30, sim.case["scheme"]["cfl"], 0.0, sim.step_count, sim.step_count + n, rate)
+            solver.run_steps(n, sim.stages)
 
-        def with_read_back(n):
-            for _ in range(n):
-                solver.step(dt, 0.0, sim.stages)
-                solver._check_and_primitives()
-                solver._combine_check()
-
-        variants = {"time loop (advance)": lambda n: sim.advance(1e30, max_steps=sim.step_count + n),
-                    "step + check, no read back": kernels_only,
-                    "step + check + its read back": with_read_back}
+        variants = {"advance": lambda n: sim.advance(1e30, max_steps=sim.step_count + n),
+                    "read back every step": lambda n: sim.advance(1e30, max_steps=sim.step_count + n,
+                                                                  on_step=lambda _: None),
+                    "no read back": no_read_back}
         best = {name: min(per_step_ms(run, steps) for _ in range(3)) for name, run in variants.items()}
         print(f"{model} {precision}: " + ", ".join(f"{name} {ms:.3f} ms" for name, ms in best.items()), flush=True)
 
