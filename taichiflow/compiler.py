@@ -42,7 +42,7 @@ from . import taichi_patches  # noqa: F401  (before any field is made)
 from .layout import component, permute
 from .physics import Physics
 from .state_arrays import StateArrays
-from .clock import DeviceClock
+from .clock import HALT, RUNNING, DeviceClock
 from .numerics.reconstruction import make_reconstruction
 from .numerics.riemann import RIEMANN_SOLVERS
 from .numerics.variables import make_variables
@@ -474,6 +474,7 @@ class Solver:
 
         repairs = "repair" in self.model.functions
         repair_slots, bad_slots, slots = self.repair_slots, self.bad_slots, REDUCTION_SLOTS
+        clock = self.clock
 
         @ti.func
         def repaired_primitive(I):
@@ -502,8 +503,13 @@ class Solver:
         rate_slots, key_slots = self.rate_slots, self.key_slots
 
         @ti.kernel
-        def check_and_primitives():
+        def check_and_primitives(always: ti.i32):
+            """always = 0: only while the device clock runs (after a halted step U is unchanged,
+            and a cell that repair() cannot mend would be counted again)."""
+            checking = always != 0 or clock.counts[HALT] == RUNNING
             for C in ti.grouped(ti.ndrange(*outer)):
+                if not checking:
+                    continue
                 rate = 0.0
                 bad = _int64_max()
                 keys = ti.Vector([_int64_min() for _ in ti.static(model_globals)] or [0], ti.i64)
@@ -560,11 +566,15 @@ class Solver:
 
         @ti.kernel
         def finish_step():
-            """combine_check's merge, then the device clock finishes the step (no read back)."""
-            start_merge()
+            """combine_check's merge, then the device clock finishes the step (no read back).
+            Once the clock has halted the check is skipped and the combined values stay."""
+            running = clock.counts[HALT] == RUNNING
+            if running:
+                start_merge()
             for s in range(slots):
                 merge_slot(s)
-            publish_globals()
+            if running:
+                publish_globals()
             clock.finish(ordered_value(self.max_rate[None]), self.bad_cell[None], _int64_max())
             self.bad_cell[None] = _int64_max()
 
@@ -576,7 +586,6 @@ class Solver:
         block_dim = self.block_dim or None  # None: Taichi's default
         prefetch = impl.current_cfg().arch.name in PREFETCH_ARCHS
         advected, unit = phys.advected_indices, phys.n_flux - 1
-        clock = self.clock
         has_source = "source" in self.model.functions
 
         def face_functions(axis, recon, riemann, variables):
@@ -1151,7 +1160,7 @@ class Solver:
     # --- host-side driver API -------------------------------------------------------------
     def check_state(self):
         """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
-        self._check_and_primitives()
+        self._check_and_primitives(1)
         found = self._combine_check()
         rate, bad = float(from_ordered_bits(int(found[0]))), int(found[1])
         return rate, (None if bad == NO_BAD_CELL else bad)
@@ -1167,7 +1176,7 @@ class Solver:
         checked, without a read back: after clock.start, or after the last of these."""
         for _ in range(count):
             self._launch_stages(stages)
-            self._check_and_primitives()
+            self._check_and_primitives(0)
             self._finish_step()
 
     def _launch_stages(self, stages, retry: bool = False):

@@ -147,11 +147,14 @@ class Simulation:
         rate, bad = solver.check_state()
         if bad is not None:
             self._fail(bad)
-        dt_floor = 1e-14 * max(self.end_time, 1e-300)
-        solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], dt_floor, self.step_count, max_steps, rate)
-        batch = 1  # the first step alone: its time is the compile time (run's first_step_s)
+        self._start_clock(t_target, max_steps, rate)
+        first = True
         while True:
-            before = self.step_count
+            left = max_steps - self.step_count if max_steps else STEPS_PER_READ_BACK
+            to_call = every - self.step_count % every if on_step else STEPS_PER_READ_BACK
+            # with a callback the first step goes alone: its time is the compile time (run's first_step_s)
+            batch = 1 if on_step and first else max(1, min(STEPS_PER_READ_BACK, left, to_call))
+            first, before = False, self.step_count
             solver.run_steps(batch, stages)
             reading = solver.clock.read()
             self.t, self.step_count, self.last_dt = reading.t, reading.steps, reading.last_dt
@@ -163,9 +166,6 @@ class Simulation:
                 on_step(self)
             if reading.halt == device_clock.DONE:
                 return
-            left = max_steps - self.step_count if max_steps else STEPS_PER_READ_BACK
-            to_call = every - self.step_count % every if on_step else STEPS_PER_READ_BACK
-            batch = max(1, min(STEPS_PER_READ_BACK, left, to_call))
 
     def _retry_or_fail(self, reading, t_target: float, max_steps: int):
         """The last step left a bad cell: redo it with the [scheme] retry fluxes (from the
@@ -180,8 +180,12 @@ class Simulation:
         self.retries += 1
         if bad is not None:
             self._fail(bad)
-        solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], 1e-14 * max(self.end_time, 1e-300),
-                           self.step_count, max_steps, rate)
+        self._start_clock(t_target, max_steps, rate)
+
+    def _start_clock(self, t_target: float, max_steps: int, rate: float):
+        """The device plans the steps from here (a dt below 1e-14 end times counts as collapsed)."""
+        self.solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], 1e-14 * max(self.end_time, 1e-300),
+                                self.step_count, max_steps, rate)
 
     def check_final(self):
         _, bad = self.solver.check_state()

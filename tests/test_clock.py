@@ -14,7 +14,7 @@ def sod(arch):
 
 
 def test_batches_take_the_steps_of_one_step_at_a_time(arch):
-    steps = STEPS_PER_READ_BACK + 5  # a first step alone, a full batch, then 4
+    steps = STEPS_PER_READ_BACK + 5  # a full batch, then 5
     batched = sod(arch)  # (each Simulation starts Taichi afresh: one at a time)
     batched.advance(1.0, max_steps=steps)
     batched_t, batched_count, batched_u = batched.t, batched.step_count, batched.solver.conserved_array()
