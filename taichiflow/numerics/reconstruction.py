@@ -339,15 +339,13 @@ def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
 
 
 # --- the factory ----------------------------------------------------------------------------
-# WENO5 weights are divide-free (factors scaled by their common denominator) in f64: there
-# fast-math is off and each division is a Newton sequence of chained DFMA (3 of the 5 divisions
-# per variable and cell: 150 of the 335 divisions and roots of an f64 WENO5 + HLLC + LSRK3
-# cell-step, tools/count_flops.py). f32
-# keeps them: fast-math makes them one reciprocal each, and the scaled factors, up to (eps +
-# beta)^4 (JS) or ^6 (Z), overflow its range (3e38) once beta passes ~1e9 (pressures in pascals).
-
-
 def divide_free_weights(dtype) -> bool:
+    """WENO5 factors scaled by their common denominator, in f64: there fast-math is off and
+    each division is a Newton sequence of chained DFMA (3 of the 5 divisions per variable and
+    cell; 150 of the 335 divisions and roots of an f64 WENO5 + HLLC + LSRK3 cell-step,
+    tools/count_flops.py). f32 keeps them: fast-math makes each one reciprocal, and the scaled
+    factors, up to (eps + beta)^4 (JS) or ^6 (Z), overflow its range (3e38) once beta passes
+    ~1e9 (pressures in pascals)."""
     return dtype == ti.f64
 
 
