@@ -1,0 +1,30 @@
+"""Every generated kernel of a matrix of configurations is the one recorded in
+tests/reference/kernels.json (see tests/kernel_fingerprints.py): structural changes to the
+package must leave them all unchanged; a deliberate kernel change records new ones with
+`python tests/kernel_fingerprints.py --write tests/reference/kernels.json` and says why."""
+import json
+
+import pytest
+
+import kernel_fingerprints as fingerprints
+
+REFERENCE = fingerprints.ROOT / "tests" / "reference"
+
+
+def test_names_that_depend_on_definition_order_are_normalised():
+    first = "define void @sweep_c81_0_kernel_0_range_for(%struct.RuntimeContext.7* %ctx) {\n  ret void\n}"
+    later = "define void @walk_c412_3_kernel_0_range_for(%struct.RuntimeContext.250* %ctx) {\n  ret void\n}"
+    assert fingerprints.normalise(first) == fingerprints.normalise(later)
+    assert fingerprints.kernel_name(first) == "sweep"
+    other_task = later.replace("kernel_0", "kernel_1")
+    assert fingerprints.normalise(first) != fingerprints.normalise(other_task)
+
+
+def test_every_kernel_is_unchanged(arch):
+    """The CPU matrix here; with --arch cuda the CUDA-only paths (warp shuffles, prefetch, f64
+    segments) against their own reference, recorded on a GPU."""
+    found = fingerprints.fingerprints(arch)
+    reference = json.loads((REFERENCE / ("kernels.json" if arch == "cpu" else "kernels_cuda.json")).read_text())
+    assert set(found) == set(reference)
+    problems = fingerprints.compare(found, reference)
+    assert not problems, "\n".join(problems)
