@@ -4,12 +4,13 @@ A case file is pure data. Everything about it is checked here, once, against the
 declarative `SCHEMA` below, so a typo fails in milliseconds with a message naming the
 file and the key, not minutes later inside a kernel. What depends on the model
 (primitive variable names, model parameters, output fields) is checked by the caller
-once the model is loaded, through `validate_state`. numpy and stdlib only: no taichi.
+once the model is loaded, through `validate_state`. The scheme and boundary choices come
+from registry.py when a value is checked, so a name registered at run time is accepted.
+numpy and stdlib only: no taichi.
 """
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import math
 import numbers
@@ -18,6 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from . import registry
+from .errors import CaseError, suggest
 
 try:
     import tomllib
@@ -29,18 +33,6 @@ __all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "s
 
 AXES = ("x", "y", "z")
 SIDES = ("lower", "upper")
-BOUNDARY_KINDS = ("periodic", "outflow", "wall", "inflow", "absorbing")
-
-
-class CaseError(ValueError):
-    """An invalid case file or --set override; the message starts with where it is."""
-
-
-def suggest(word, choices) -> str:
-    """" (did you mean 'x'?)" for the closest choice (case-insensitive), else ""."""
-    by_lower = {str(c).lower(): str(c) for c in choices}
-    match = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1)
-    return f" (did you mean '{by_lower[match[0]]}'?)" if match else ""
 
 
 def show(value) -> str:
@@ -200,11 +192,25 @@ class Str(Spec):
 
 
 class Choice(Spec):
-    """One of a fixed set of values (strings, or e.g. true/false)."""
+    """One of a set of values (strings, or e.g. true/false): fixed, or the names of a registry
+    catalogue read when a value is checked (`Choice.of`)."""
 
-    def __init__(self, *options):
-        self.options = options
-        self.expected = "one of " + ", ".join(map(show, options))
+    def __init__(self, *options, catalogue=None):
+        self._options = options
+        self._catalogue = catalogue
+
+    @classmethod
+    def of(cls, catalogue: registry.Catalogue) -> "Choice":
+        """The names registered in `catalogue` at validation time, run-time entries included."""
+        return cls(catalogue=catalogue)
+
+    @property
+    def options(self) -> tuple:
+        return self._catalogue.names() if self._catalogue is not None else self._options
+
+    @property
+    def expected(self) -> str:
+        return "one of " + ", ".join(map(show, self.options))
 
     def check(self, value, at):
         if any(type(value) is type(o) and value == o for o in self.options):
@@ -387,11 +393,14 @@ class Table(Spec):
 
 class Faces(Spec):
     """The boundary kinds of one axis: one kind for both faces, or [lower, upper]."""
-    kind = Choice(*BOUNDARY_KINDS)
-    expected = f"a boundary kind or a list [lower, upper] of them ({kind.expected})"
+    kind = Choice.of(registry.boundary_kinds)
 
     def __init__(self, axis: int):
         self.axis = axis
+
+    @property
+    def expected(self) -> str:
+        return f"a boundary kind or a list [lower, upper] of them ({self.kind.expected})"
 
     def check(self, value, at):
         dim = at.ctx.dim
@@ -402,8 +411,9 @@ class Faces(Spec):
         if not (isinstance(value, list) and len(value) == 2):
             raise self.bad(value, at)
         faces = [self.kind.check(v, at) for v in value]
-        if "periodic" in faces and faces[0] != faces[1]:
-            raise at.error(f"'periodic' must be on both faces of an axis, got {show(faces)}")
+        for kind in faces:
+            if registry.boundary_kinds.get(kind).both_sides and faces[0] != faces[1]:
+                raise at.error(f"'{kind}' must be on both faces of an axis, got {show(faces)}")
         return faces
 
 
@@ -455,17 +465,19 @@ def _check_half_space(region, at):
 
 
 def _check_boundary(boundary, at):
-    """Every inflow face has a state in [boundary.inflow], and only inflow faces do."""
+    """Every face of a kind that takes a state (inflow) has one in [boundary.inflow], and
+    only those faces do."""
     inflow = boundary["inflow"]
+    takes_state = [entry.name for entry in registry.boundary_kinds.entries() if entry.needs_state]
     for axis in AXES:
         kinds = boundary.get(axis)
         for side, kind in zip(SIDES, kinds or (None, None)):
             face = f"{axis}_{side}"
-            if kind == "inflow" and face not in inflow:
-                raise (at / axis).error(f"face {face} is 'inflow' but [boundary.inflow] has no {face} state")
-            if face in inflow and kind != "inflow":
+            if kind in takes_state and face not in inflow:
+                raise (at / axis).error(f"face {face} is '{kind}' but [boundary.inflow] has no {face} state")
+            if face in inflow and kind not in takes_state:
                 why = (f"the grid has no {axis} axis" if kinds is None
-                       else f"face {face} is '{kind}', not 'inflow'")
+                       else f"face {face} is '{kind}', not {' or '.join(map(repr, takes_state))}")
                 raise (at / "inflow" / face).error(f"a state is given but {why}")
 
 
@@ -516,10 +528,12 @@ PERTURBATIONS = {
 }
 
 # Section order matters: [grid] fixes the dimension used by [boundary] and [initial].
-RECONSTRUCTIONS = Choice("first_order", "plm", "weno3", "weno5", "weno5z", "muscl_hancock")
-LIMITERS = Choice("minmod", "generalized_minmod", "mc", "van_leer", "superbee", "minbee")
-RIEMANN = Choice("rusanov", "hll", "hllc", "force", "musta")
-WAVE_SPEEDS = Choice("davis", "einfeldt")
+RECONSTRUCTIONS = Choice.of(registry.reconstructions)
+LIMITERS = Choice.of(registry.limiters)
+RIEMANN = Choice.of(registry.riemann_solvers)
+WAVE_SPEEDS = Choice.of(registry.wave_speeds)
+VARIABLES = Choice.of(registry.reconstructed_variables)
+INTEGRATORS = Choice.of(registry.integrators)
 
 SCHEMA = Table({
     "case": Key(Table({
@@ -564,12 +578,12 @@ SCHEMA = Table({
         "limiter": Key(LIMITERS, "mc"),
         "theta": Key(Float(ge=1, le=2), 1.5),
         "weno_epsilon": Key(Float(gt=0), 1e-6),
-        "variables": Key(Choice("primitive", "conserved", "characteristic"), "primitive"),
+        "variables": Key(VARIABLES, "primitive"),
         "riemann": Key(RIEMANN, "hllc"),
         "wave_speeds": Key(WAVE_SPEEDS, "davis"),
         "musta_stages": Key(Int(ge=1), 3),
         "positivity_fallback": Key(Choice(True, False), True),
-        "integrator": Key(Choice("lsrk3", "ssprk2", "ssprk3", "euler"), "lsrk3"),
+        "integrator": Key(INTEGRATORS, "lsrk3"),
         "cfl": Key(Float(gt=0, le=1), 0.4),
         # A step that leaves an inadmissible cell is redone once with these scheme keys
         # (empty: no retry, the run stops). A posteriori order reduction, as in MOOD.

@@ -17,14 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import CheckpointError
 from .io import fsync_dir
 
 KEEP = 2
 PATTERN = "checkpoint_*.npz"
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be used: corrupt, or from another model, grid or precision."""
 
 
 def file_hash(path) -> str:

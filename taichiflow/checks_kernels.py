@@ -11,30 +11,45 @@ normal frame of each axis on the host, with the framework's own permutation
 import numpy as np
 import taichi as ti
 
+from . import registry
 from .layout import component, permute
-from .numerics.riemann import RIEMANN_SOLVERS, missing_hooks
-from .physics import Physics
+from .numerics.riemann import RIEMANN_SOLVERS
+from .bound_model import BoundModel
+from .requirements import missing_hooks
 
 AXES = "xyz"
-# Riemann solver variants the suite can check: (row label, [scheme] table).
-SOLVER_VARIANTS = [
-    ("rusanov", {"riemann": "rusanov"}),
-    ("hll", {"riemann": "hll", "wave_speeds": "davis"}),
-    ("hll+einfeldt", {"riemann": "hll", "wave_speeds": "einfeldt"}),
-    ("hllc", {"riemann": "hllc", "wave_speeds": "davis"}),
-    ("hllc+einfeldt", {"riemann": "hllc", "wave_speeds": "einfeldt"}),
-    ("force", {"riemann": "force", "dimension": 3}),
-    ("musta", {"riemann": "musta", "dimension": 3, "musta_stages": 3}),
-]
 # Relative step of the central differences for the flux Jacobian: truncation ~ h^2 and
 # round-off ~ eps / h balance near 1e-5 (both ~1e-10 relative to the speeds).
 JACOBIAN_STEP = 1e-5
 CFL = 0.4   # dt/dx handed to the centred solvers: cfl over the state's fastest speed
 
 
+def solver_variants() -> list[tuple[str, dict]]:
+    """The Riemann solver variants the suite can check, (row label, [scheme] table): every
+    solver in the registry, once per wave-speed estimate where it reads one ("hll" with the
+    first estimate, "hll+einfeldt" with the others), as a 3D scheme (FORCE's alpha = 3)."""
+    variants = []
+    first_speeds = registry.wave_speeds.names()[0]
+    for solver in registry.riemann_solvers.entries():
+        scheme = {"riemann": solver.name, "dimension": 3}
+        if "wave_speeds" not in solver.options:
+            variants.append((solver.name, scheme))
+            continue
+        for speeds in registry.wave_speeds.names():
+            label = solver.name if speeds == first_speeds else f"{solver.name}+{speeds}"
+            variants.append((label, {**scheme, "wave_speeds": speeds}))
+    return variants
+
+
 def applicable_solvers(model) -> list[tuple[str, dict]]:
     """The solver variants whose hooks the model provides (`missing_hooks` empty)."""
-    return [(label, scheme) for label, scheme in SOLVER_VARIANTS if not missing_hooks(model, scheme)]
+    return [(label, scheme) for label, scheme in solver_variants() if not missing_hooks(model, scheme)]
+
+
+def uses_hllc_star(scheme: dict) -> bool:
+    """Whether the scheme's Riemann solver calls the model's hllc_star (its star states are
+    then checked on their own)."""
+    return "hllc_star" in registry.riemann_solvers.get(scheme["riemann"]).needs_hooks
 
 
 def to_normal_frames(w: np.ndarray, layout) -> np.ndarray:
@@ -69,7 +84,7 @@ class KernelChecks:
     def __init__(self, model, params: dict, capacity: int):
         self.model = model
         self.globals = ti.Vector.field(max(len(model.globals), 1), ti.f64, shape=())
-        self.phys = Physics(model, params, ti.f64, self.globals)
+        self.phys = BoundModel(model, params, ti.f64, self.globals)
         self.capacity = capacity
         self.batch = ti.Vector.field(self.phys.W.n, ti.f64, shape=capacity)
         self.ok = ti.field(ti.i32, shape=capacity)

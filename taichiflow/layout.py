@@ -12,6 +12,8 @@ import taichi as ti
 from taichi.lang import impl
 from taichi.lang.struct import Struct
 
+from .errors import ModelError
+
 AXES = "xyz"
 
 
@@ -70,8 +72,6 @@ class Layout:
 
     def flatten(self, state, where: str):
         """Flat vector of a named state; `where` names the model function for errors."""
-        from .model import ModelError  # local: model.py imports this module
-
         if not isinstance(state, Struct):
             raise ModelError(f"{where}: must return model.{self.role}(...), got {type(state).__name__}")
         entries = state.to_dict()

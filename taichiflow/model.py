@@ -7,7 +7,6 @@ serves every axis. See docs/models.md.
 """
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import inspect
 import keyword
@@ -16,6 +15,7 @@ from pathlib import Path
 import taichi as ti
 from taichi.lang.struct import Struct
 
+from .errors import ModelError, did_you_mean  # noqa: F401  (both importable from here, as before)
 from .layout import Layout
 
 # Role -> names of the leading state arguments the function receives.
@@ -33,15 +33,6 @@ ROLES = {
     "eigenvectors": ("W",),         # optional: (L, R) of the primitive Jacobian, L R = I
 }
 REQUIRED = ("to_primitive", "to_conserved", "flux")
-
-
-class ModelError(ValueError):
-    """A mistake in a model file; the message names the file, the function and the cause."""
-
-
-def did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class Model:

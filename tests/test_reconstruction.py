@@ -7,9 +7,11 @@ from exact_riemann import exact_riemann
 from helpers import CASES, case_from_text, l1, precise, simulate
 from taichiflow.case import load_case
 from taichiflow.model import load_model
-from taichiflow.numerics.reconstruction import WENO, make_limiter, make_reconstruction
-from taichiflow.physics import Physics
-from taichiflow.simulation import Simulation, init_taichi
+from taichiflow.numerics.reconstruction import (make_limiter, make_reconstruction, weno5_functions,
+                                                 weno5z_functions)
+from taichiflow.bound_model import BoundModel
+from taichiflow.run import Simulation
+from taichiflow.run.backend import init_taichi
 
 # --- limiters --------------------------------------------------------------------------------
 # (a, b) = (backward, forward) differences and the expected slope of each limiter.
@@ -168,7 +170,7 @@ def face_and_cell_states(arch, scheme: dict, w: np.ndarray):
     states of every inner cell from cell_states, over a row of Euler primitive states."""
     init_taichi(arch, "f64", False)
     model = load_model(str(CASES.parent / "models" / "euler.py"))
-    phys = Physics(model, dict(model.params), ti.f64, ti.Vector.field(1, ti.f64, shape=()))
+    phys = BoundModel(model, dict(model.params), ti.f64, ti.Vector.field(1, ti.f64, shape=()))
     recon = make_reconstruction(scheme, phys)
     g, n = recon.ghost, len(w)
     cells, left, right, lower, upper = (ti.Vector.field(5, ti.f64, shape=n) for _ in range(5))
@@ -217,7 +219,7 @@ def test_cell_states_are_the_face_states(scheme, arch):
 def weno5_face_values(arch, name: str, eps: float, divide_free: bool, row: np.ndarray) -> np.ndarray:
     """The left state of every inner face of a row of scalars, weights with or without divisions."""
     init_taichi(arch, "f64", False)
-    value, _ = WENO[name][1](eps, divide_free)
+    value, _ = {"weno5": weno5_functions, "weno5z": weno5z_functions}[name](eps, divide_free)
     n = len(row)
     cells, faces = ti.field(ti.f64, shape=n), ti.field(ti.f64, shape=n)
     cells.from_numpy(row)

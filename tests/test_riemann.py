@@ -11,8 +11,8 @@ from taichiflow.layout import permute
 from taichiflow.model import ModelError, load_model
 from taichiflow.numerics import riemann as riemann_mod
 from taichiflow.numerics.riemann import RIEMANN_SOLVERS, missing_hooks
-from taichiflow.physics import Physics
-from taichiflow.simulation import init_taichi
+from taichiflow.bound_model import BoundModel
+from taichiflow.run.backend import init_taichi
 
 EULER_FILE = CASES.parent / "models" / "euler.py"
 GAMMA = 1.4
@@ -43,7 +43,7 @@ def euler_physics(arch):
     """The Euler model bound to gamma = 1.4, after a fresh f64 Taichi start (fast-math off)."""
     init_taichi(arch, "f64", False)
     model = load_model(str(EULER_FILE))
-    return Physics(model, dict(model.params), ti.f64, ti.Vector.field(1, ti.f64, shape=()))
+    return BoundModel(model, dict(model.params), ti.f64, ti.Vector.field(1, ti.f64, shape=()))
 
 
 def random_states(n, seed):
@@ -137,7 +137,7 @@ def einfeldt_and_roe_speeds(phys, left, right):
     @ti.kernel
     def speeds():
         for i in range(n):
-            sL, sR = riemann_mod._einfeldt_speeds(phys, wl[i], wr[i])
+            sL, sR = riemann_mod.einfeldt_speeds(phys, wl[i], wr[i])
             rmin, rmax = phys.roe_speeds(wl[i], wr[i])
             out[i] = ti.Vector([sL, sR, rmin, rmax])
 
@@ -226,7 +226,7 @@ def test_missing_hooks_name_what_the_scheme_needs(tmp_path):
     assert missing_hooks(model, {"riemann": "hllc", **einfeldt}) == ["pressure", "@model.hllc_star", "@model.roe_speeds"]
     assert missing_hooks(model, {"riemann": "musta", "musta_stages": 3}) == []
     init_taichi("cpu", "f64", False)
-    phys = Physics(model, dict(model.params), ti.f64, ti.Vector.field(1, ti.f64, shape=()))
+    phys = BoundModel(model, dict(model.params), ti.f64, ti.Vector.field(1, ti.f64, shape=()))
     with pytest.raises(ModelError, match="roe_speeds"):
         RIEMANN_SOLVERS["hll"](phys, {"riemann": "hll", **einfeldt})
 

@@ -7,10 +7,14 @@ Every stage evaluates L(U) into the register R and then updates U:
 
 which covers Williamson's low-storage schemes (c0 = 0, c1 = 1, c2 = b) and the Shu-Osher
 forms of the SSP schemes (a = 0). `time` is the stage's time as a fraction of dt.
+The tables are named in registry.py; `INTEGRATORS` looks them up there by name.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from .. import registry
 
 
 @dataclass(frozen=True)
@@ -22,16 +26,30 @@ class Stage:
     time: float
 
 
-INTEGRATORS = {
-    # Williamson (1980) low-storage RK3: a = (0, -17/32, -32/27), b = (1/4, 8/9, 3/4).
-    "lsrk3": (Stage(0.0, 0.0, 1.0, 1 / 4, 0.0),
-              Stage(-17 / 32, 0.0, 1.0, 8 / 9, 1 / 4),
-              Stage(-32 / 27, 0.0, 1.0, 3 / 4, 2 / 3)),
-    "ssprk2": (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
-               Stage(0.0, 0.5, 0.5, 0.5, 1.0)),
-    # Shu & Osher (1988).
-    "ssprk3": (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
-               Stage(0.0, 0.75, 0.25, 0.25, 1.0),
-               Stage(0.0, 1 / 3, 2 / 3, 2 / 3, 0.5)),
-    "euler": (Stage(0.0, 0.0, 1.0, 1.0, 0.0),),
-}
+# Williamson (1980) low-storage RK3: a = (0, -17/32, -32/27), b = (1/4, 8/9, 3/4).
+LSRK3 = (Stage(0.0, 0.0, 1.0, 1 / 4, 0.0),
+         Stage(-17 / 32, 0.0, 1.0, 8 / 9, 1 / 4),
+         Stage(-32 / 27, 0.0, 1.0, 3 / 4, 2 / 3))
+SSPRK2 = (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
+          Stage(0.0, 0.5, 0.5, 0.5, 1.0))
+# Shu & Osher (1988).
+SSPRK3 = (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
+          Stage(0.0, 0.75, 0.25, 0.25, 1.0),
+          Stage(0.0, 1 / 3, 2 / 3, 2 / 3, 0.5))
+EULER = (Stage(0.0, 0.0, 1.0, 1.0, 0.0),)
+
+
+class _StagesByName(Mapping):
+    """name -> stages of every integrator in the registry (run-time registrations too)."""
+
+    def __getitem__(self, name) -> tuple:
+        return registry.integrators.get(name).load()
+
+    def __iter__(self):
+        return iter(registry.integrators.names())
+
+    def __len__(self) -> int:
+        return len(registry.integrators)
+
+
+INTEGRATORS = _StagesByName()

@@ -13,7 +13,8 @@ Each reconstruction has a ghost width g and two views of the same numbers:
 dt_dx (time step over cell width) is used only by schemes with a time predictor
 (MUSCL-Hancock). Operations are component-wise on vectors. Every choice (scheme, limiter,
 theta, epsilon) is made here in Python while the kernels compile: the Taichi functions below
-contain no branch on the scheme.
+contain no branch on the scheme. registry.py names the reconstructions and limiters (with
+their stencil reach and the options they read) and points at the factories here.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import taichi as ti
+
+from .. import registry
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def monotonized_central(a, b):
     return _same_sign(a, b) * ti.min(2.0 * ti.abs(a), 2.0 * ti.abs(b), 0.5 * ti.abs(a + b))
 
 
-def generalized_minmod(theta: float):
+def generalized_minmod(theta: float = 1.5):
     """minmod(theta a, (a + b) / 2, theta b): theta = 1 is minmod, theta = 2 is MC."""
     theta = float(theta)
 
@@ -104,18 +107,14 @@ def superbee(a, b):
     return _same_sign(a, b) * _superbee_xi(ti.abs(a), ti.abs(b))
 
 
-LIMITERS = {"minmod": minmod, "mc": monotonized_central, "van_leer": van_leer,
-            "superbee": superbee, "minbee": minbee}
-
-
 def make_limiter(scheme: dict):
-    """The slope limiter a case's [scheme] names (theta is bound for generalized minmod)."""
-    name = scheme.get("limiter", "mc")
-    if name == "generalized_minmod":
-        return generalized_minmod(scheme.get("theta", 1.5))
-    if name not in LIMITERS:
-        raise ValueError(f"unknown limiter '{name}'")
-    return LIMITERS[name]
+    """The slope limiter a case's [scheme] names; a limiter that reads options (theta of
+    generalized minmod) is built with the scheme's values of them."""
+    entry = registry.limiters.get(scheme.get("limiter", "mc"))
+    function = entry.load()
+    if not entry.options:
+        return function
+    return function(**{option: scheme[option] for option in entry.options if option in scheme})
 
 
 # --- piecewise constant and piecewise linear ----------------------------------------------
@@ -359,36 +358,72 @@ def weno_epsilon(scheme: dict, dtype=None) -> float:
     return max(eps, 1e-15 if dtype == ti.f32 else 1e-40)
 
 
-# name: (ghost width, (epsilon, divide-free weights) -> (face value, cell's two face values))
-WENO = {"weno3": (2, lambda eps, divide_free: make_weno3(eps)),
-        "weno5": (3, lambda eps, divide_free: make_weno5(_js_factors(eps, divide_free))),
-        "weno5z": (3, lambda eps, divide_free: make_weno5(_z_factors(eps, divide_free)))}
+# WENO face functions: (epsilon, divide-free weights) -> (face value, cell's two face values)
+def weno3_functions(eps: float, divide_free: bool):
+    return make_weno3(eps)
 
 
+def weno5_functions(eps: float, divide_free: bool):
+    return make_weno5(_js_factors(eps, divide_free))
+
+
+def weno5z_functions(eps: float, divide_free: bool):
+    return make_weno5(_z_factors(eps, divide_free))
+
+
+# --- the reconstructions the registry names: (scheme, phys) -> Reconstruction --------------
+def _dtype(phys):
+    return phys.dtype if phys is not None else None
+
+
+def make_first_order(scheme: dict, phys=None) -> Reconstruction:
+    return Reconstruction("first_order", 1, first_order_faces, first_order_cell)
+
+
+def make_plm_reconstruction(scheme: dict, phys=None) -> Reconstruction:
+    limiter_name = scheme.get("limiter", "mc")
+    return Reconstruction(f"plm-{limiter_name}", 2, *make_plm(make_limiter(scheme)))
+
+
+def _weno(name: str, ghost: int, functions, scheme: dict, phys) -> Reconstruction:
+    eps = weno_epsilon(scheme, _dtype(phys))
+    value, cell = functions(eps, divide_free_weights(_dtype(phys)))
+    return Reconstruction(name, ghost, _upwind_pair(value, ghost), _splat(cell))
+
+
+def make_weno3_reconstruction(scheme: dict, phys=None) -> Reconstruction:
+    return _weno("weno3", 2, weno3_functions, scheme, phys)
+
+
+def make_weno5_reconstruction(scheme: dict, phys=None) -> Reconstruction:
+    return _weno("weno5", 3, weno5_functions, scheme, phys)
+
+
+def make_weno5z_reconstruction(scheme: dict, phys=None) -> Reconstruction:
+    return _weno("weno5z", 3, weno5z_functions, scheme, phys)
+
+
+def make_muscl_hancock_reconstruction(scheme: dict, phys) -> Reconstruction:
+    limiter_name = scheme.get("limiter", "mc")
+    states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
+    return Reconstruction(f"muscl_hancock-{limiter_name}", 2, *states)
+
+
+# --- lookups by name --------------------------------------------------------------------------
 def stencil_reach(name: str) -> int:
     """Cells a reconstruction reads on each side of a face (its ghost width), known before
-    it is built: speed choices depend on it (compiler.RECONSTRUCT_PER_FACE, FUSE_MAX_GHOST)."""
-    reach = {"first_order": 1, "plm": 2, "muscl_hancock": 2, **{k: g for k, (g, _) in WENO.items()}}
-    if name not in reach:
-        raise ValueError(f"unknown reconstruction '{name}'")
-    return reach[name]
+    it is built: speed choices depend on it (compiler.RECONSTRUCT_PER_FACE, FUSE_MAX_GHOST).
+    An unknown name raises UnknownNameError (a ValueError) naming the choices."""
+    return registry.reconstructions.get(name).reach
 
 
 def make_reconstruction(scheme: dict, phys=None) -> Reconstruction:
     """The reconstruction a case's [scheme] asks for; phys serves time predictors."""
-    name, limiter_name = scheme["reconstruction"], scheme.get("limiter", "mc")
-    eps = weno_epsilon(scheme, phys.dtype if phys is not None else None)
-    if name == "first_order":
-        return Reconstruction(name, stencil_reach(name), first_order_faces, first_order_cell)
-    if name == "plm":
-        return Reconstruction(f"plm-{limiter_name}", stencil_reach(name), *make_plm(make_limiter(scheme)))
-    if name in WENO:
-        g, make = WENO[name]
-        value, cell = make(eps, divide_free_weights(phys.dtype if phys is not None else None))
-        return Reconstruction(name, g, _upwind_pair(value, g), _splat(cell))
-    if name == "muscl_hancock":
-        if phys is None:
-            raise ValueError("muscl_hancock needs the model's physics for its predictor")
-        states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
-        return Reconstruction(f"muscl_hancock-{limiter_name}", stencil_reach(name), *states)
-    raise ValueError(f"unknown reconstruction '{name}'")
+    entry = registry.reconstructions.get(scheme["reconstruction"])
+    if entry.needs_model and phys is None:
+        raise ValueError(f"{entry.name} is built from the model's physics (phys), which was not given")
+    built = entry.load()(scheme, phys)
+    if built.ghost != entry.reach:
+        raise ValueError(f"reconstruction '{entry.name}' reads {built.ghost} cells a side, but the "
+                         f"registry says {entry.reach}")
+    return built

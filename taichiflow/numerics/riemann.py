@@ -1,36 +1,24 @@
 """Approximate Riemann solvers: numerical flux from left/right states in the normal frame.
 
-Each factory takes a `Physics` and the case's [scheme] and returns a Taichi function
+Each factory takes a `BoundModel` (taichiflow/bound_model.py) and the case's [scheme] and returns a Taichi function
 (wL, wR, dt_dx) -> flux; dt_dx (time step over cell width) serves the centred schemes.
 States are flat primitive vectors; fluxes are flat and, for models with advected variables,
 carry one more component (the flux of a passive unit scalar, i.e. the face velocity): every
 solver here treats the vectors generically so that component gets the consistent value.
 
-Which model hooks a choice needs is said by `missing_hooks`, checked before compiling.
+Each solver and speed estimate is named in registry.py with the model hooks and roles it
+needs; `missing_hooks` (requirements.py) reads them there, and `RIEMANN_SOLVERS[name]`
+checks them before building a solver.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import taichi as ti
 
-from ..model import ModelError
-
-
-def missing_hooks(model, scheme) -> list[str]:
-    """What `model` lacks for the Riemann solver and wave speeds of `scheme` (empty: nothing).
-
-    hllc needs the velocity/density/pressure roles (Batten's contact speed) and hllc_star;
-    Einfeldt speeds (hll, hllc) need roe_speeds. rusanov, force and musta need only the
-    required functions (flux, to_conserved, to_primitive) and the signal speeds."""
-    riemann = scheme.get("riemann", "hllc")
-    missing = []
-    if riemann == "hllc":
-        missing += [role for role in ("velocity", "density", "pressure") if getattr(model, role) is None]
-        if "hllc_star" not in model.functions:
-            missing.append("@model.hllc_star")
-    if riemann in ("hll", "hllc") and scheme.get("wave_speeds", "davis") == "einfeldt" \
-            and "roe_speeds" not in model.functions:
-        missing.append("@model.roe_speeds")
-    return missing
+from .. import registry
+from ..errors import ModelError
+from ..requirements import missing_hooks
 
 
 def _require(phys, scheme):
@@ -42,13 +30,13 @@ def _require(phys, scheme):
 
 
 # --- signal speed estimates (resolved in Python: one formula per compiled kernel) ----------
-def _davis_speeds(phys, wL, wR):
+def davis_speeds(phys, wL, wR):
     minL, maxL = phys.signal_speeds(wL)
     minR, maxR = phys.signal_speeds(wR)
     return ti.min(minL, minR), ti.max(maxL, maxR)
 
 
-def _einfeldt_speeds(phys, wL, wR):
+def einfeldt_speeds(phys, wL, wR):
     """Einfeldt (1988): s_L = min(s_min(W_L), s_min(Roe)), s_R = max(s_max(W_R), s_max(Roe)).
 
     Tighter than Davis where the Roe state is slower, and positivity preserving for HLL."""
@@ -59,7 +47,7 @@ def _einfeldt_speeds(phys, wL, wR):
 
 
 def _speed_estimate(scheme):
-    return _einfeldt_speeds if scheme.get("wave_speeds", "davis") == "einfeldt" else _davis_speeds
+    return registry.wave_speeds.get(scheme.get("wave_speeds", "davis")).load()
 
 
 # --- upwind solvers ------------------------------------------------------------------------
@@ -85,7 +73,6 @@ def _hll_flux(uL, fL, uR, fR, sL, sR):
 
 
 def make_hll(phys, scheme):
-    _require(phys, scheme)
     speeds = _speed_estimate(scheme)
 
     @ti.func
@@ -99,7 +86,6 @@ def make_hll(phys, scheme):
 
 
 def make_hllc(phys, scheme):
-    _require(phys, scheme)
     speeds = _speed_estimate(scheme)
 
     @ti.func
@@ -199,5 +185,28 @@ def make_musta(phys, scheme):
     return musta
 
 
-RIEMANN_SOLVERS = {"rusanov": make_rusanov, "hll": make_hll, "hllc": make_hllc,
-                   "force": make_force, "musta": make_musta}
+# --- the factory table ------------------------------------------------------------------------
+def make_riemann_solver(name: str, phys, scheme):
+    """The registry's solver `name` for `scheme`, after checking that the model has the hooks
+    and roles it needs (ModelError naming them otherwise)."""
+    entry = registry.riemann_solvers.get(name)
+    _require(phys, {**scheme, "riemann": name})
+    return entry.load()(phys, scheme)
+
+
+class _SolversByName(Mapping):
+    """name -> factory (phys, scheme) of every Riemann solver in the registry, run-time
+    registrations included; each factory checks the model's hooks first."""
+
+    def __getitem__(self, name):
+        registry.riemann_solvers.get(name)  # an unknown name fails here, naming the choices
+        return lambda phys, scheme: make_riemann_solver(name, phys, scheme)
+
+    def __iter__(self):
+        return iter(registry.riemann_solvers.names())
+
+    def __len__(self) -> int:
+        return len(registry.riemann_solvers)
+
+
+RIEMANN_SOLVERS = _SolversByName()

@@ -5,11 +5,13 @@ it into the reconstructed variables and maps the two face states back to primiti
 `per_cell` says whether the transform of a cell depends on that cell alone: then a sweep may
 reconstruct each cell once for both of its faces; otherwise (characteristic variables, whose
 basis belongs to the face) it reconstructs per face. Everything here is resolved while
-compiling.
+compiling. registry.py names each transform (and the model hooks it needs).
 """
 from __future__ import annotations
 
 import taichi as ti
+
+from .. import registry
 
 
 @ti.func
@@ -20,6 +22,9 @@ def _apply(matrix, vector):
 
 class Primitive:
     per_cell = True
+
+    def __init__(self, phys=None):
+        self.phys = phys
 
     def forward(self, stencil, g):
         return stencil, None
@@ -58,5 +63,6 @@ class Characteristic:
 
 
 def make_variables(kind: str, phys):
-    return {"primitive": lambda: Primitive(), "conserved": lambda: Conserved(phys),
-            "characteristic": lambda: Characteristic(phys)}[kind]()
+    """The transform of the reconstructed variables `kind` (phys may be None to ask only
+    `per_cell`); an unknown kind raises UnknownNameError naming the choices."""
+    return registry.reconstructed_variables.get(kind).load()(phys)

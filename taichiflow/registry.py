@@ -1,0 +1,340 @@
+"""The one catalogue of scheme names, with what each choice needs and reads.
+
+Reconstructions, limiters, reconstructed variables, wave-speed estimates, Riemann solvers,
+integrators and boundary kinds are listed here and nowhere else in the package: the case
+schema takes its choices (and did-you-mean hints) from here, requirements.py what a case
+needs from its model, `taichiflow check` the solvers a model supports, the failure advice
+which choices are robust, and the numerics' factory tables their entries. So a new Riemann
+solver is one function in numerics/ plus one entry below, or one `register_riemann_solver`
+call made anywhere at run time (a test file, a plug-in) with no edit to the package.
+
+Taichi-free: a factory is an import path "package.module:attribute" (or a callable), resolved
+only when a kernel is built, so a case can be checked without Taichi.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable, Union
+
+from .errors import UnknownNameError, suggest
+
+__all__ = ["BoundaryKindEntry", "Catalogue", "IntegratorEntry", "LimiterEntry", "MODEL_ROLES",
+           "ReconstructionEntry", "RiemannSolverEntry", "VariablesEntry", "WaveSpeedsEntry",
+           "boundary_kinds", "integrators", "is_diffusive", "limiters", "reconstructed_variables",
+           "reconstructions", "register_integrator", "register_limiter", "register_reconstruction",
+           "register_riemann_solver", "resolve", "riemann_solvers", "wave_speeds"]
+
+Target = Union[str, Callable]  # "package.module:attribute", or the object itself
+
+# The primitive-variable roles a model may name (Model(velocity=..., density=..., pressure=...)).
+MODEL_ROLES = ("velocity", "density", "pressure")
+
+
+def resolve(target):
+    """The object an import path "package.module:attribute" names; anything else is itself."""
+    if not isinstance(target, str):
+        return target
+    module, sep, attribute = target.partition(":")
+    if not (sep and module and attribute):
+        raise ValueError(f"expected an import path 'package.module:attribute', got {target!r}")
+    found = importlib.import_module(module)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
+
+
+# --- entries -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReconstructionEntry:
+    """`factory(scheme, phys)` builds a numerics.reconstruction.Reconstruction whose ghost is
+    `reach`: the reach is known before anything is built, because kernel-shape choices
+    (per cell or per face, fusion, ghost layers) depend on it."""
+    name: str
+    factory: Target
+    reach: int                                # cells read on each side of a face: ghost cells a side
+    options: tuple[str, ...] = ()             # [scheme] keys it reads
+    needs_model: bool = False                 # built from the model's physics (a time predictor)
+    variables: tuple[str, ...] | None = None  # reconstructed variables it works on; None: all
+    variables_reason: str = ""                # why not the others, for the error message
+    diffusive: bool = False                   # a robust choice, suggested when a run fails
+    doc: str = ""
+
+    def load(self) -> Callable:
+        return resolve(self.factory)
+
+
+@dataclass(frozen=True)
+class LimiterEntry:
+    """`function` is the slope limiter (a, b) -> slope, or, when the limiter reads options,
+    a factory that takes them as keyword arguments and returns one."""
+    name: str
+    function: Target
+    options: tuple[str, ...] = ()
+    doc: str = ""
+
+    def load(self) -> Callable:
+        return resolve(self.function)
+
+
+@dataclass(frozen=True)
+class VariablesEntry:
+    """Reconstructed variables: `factory(phys)` builds the transform (numerics/variables.py).
+    per_cell: the transform of a cell depends on that cell alone (then a sweep may
+    reconstruct each cell once for both of its faces)."""
+    name: str
+    factory: Target
+    per_cell: bool
+    needs_hooks: tuple[str, ...] = ()         # model functions it calls, e.g. ("eigenvectors",)
+    doc: str = ""
+
+    def load(self) -> Callable:
+        return resolve(self.factory)
+
+
+@dataclass(frozen=True)
+class WaveSpeedsEntry:
+    """Signal-speed estimate of the HLL family: `function(phys, wL, wR)` -> (sL, sR), plain
+    Python inlined into the solver while it compiles."""
+    name: str
+    function: Target
+    needs_hooks: tuple[str, ...] = ()
+    doc: str = ""
+
+    def load(self) -> Callable:
+        return resolve(self.function)
+
+
+@dataclass(frozen=True)
+class RiemannSolverEntry:
+    """`factory(phys, scheme)` returns a Taichi function (wL, wR, dt_dx) -> flux. A solver
+    that reads "wave_speeds" (in `options`) also needs the hooks of the chosen estimate."""
+    name: str
+    factory: Target
+    needs_hooks: tuple[str, ...] = ()         # model functions, e.g. ("hllc_star",)
+    needs_roles: tuple[str, ...] = ()         # model roles (MODEL_ROLES)
+    options: tuple[str, ...] = ()             # [scheme] keys it reads
+    diffusive: bool = False                   # a robust choice, suggested when a run fails
+    doc: str = ""
+
+    def load(self) -> Callable:
+        return resolve(self.factory)
+
+
+@dataclass(frozen=True)
+class IntegratorEntry:
+    """`stages`: the tuple of numerics.integrators.Stage that drives the stage update."""
+    name: str
+    stages: Target
+    doc: str = ""
+
+    def load(self) -> tuple:
+        return tuple(resolve(self.stages))
+
+
+@dataclass(frozen=True)
+class BoundaryKindEntry:
+    """A boundary kind and what it needs; the ghost fill itself lives with the kernels."""
+    name: str
+    doc: str
+    needs_roles: tuple[str, ...] = ()         # model roles, e.g. the velocity a wall reflects
+    role_reason: str = ""                     # what the role is for, for the error message
+    needs_state: bool = False                 # a state per face in [boundary.inflow]
+    both_sides: bool = False                  # must be the kind of both faces of its axis
+    time_dependent: bool = False              # ghost values change during the run
+
+
+# --- catalogues ----------------------------------------------------------------------------------
+
+class Catalogue:
+    """The entries of one kind, in registration order (the order messages list them in)."""
+
+    def __init__(self, what: str, entries=()):
+        self.what = what
+        self._entries: dict[str, object] = {}
+        for entry in entries:
+            self.add(entry)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._entries)
+
+    def entries(self) -> tuple:
+        return tuple(self._entries.values())
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, name):
+        """The entry of `name`; an unknown name raises UnknownNameError naming the choices."""
+        if name in self:
+            return self._entries[name]
+        choices = ", ".join(self._entries)
+        raise UnknownNameError(f"unknown {self.what} {name!r}{suggest(name, self._entries)}; "
+                               f"choices: {choices}")
+
+    def add(self, entry, replace: bool = False):
+        """Register `entry`; a name already taken is refused unless replace=True."""
+        if not (isinstance(entry.name, str) and entry.name.strip()):
+            raise ValueError(f"a {self.what} needs a non-empty name, got {entry.name!r}")
+        if entry.name in self._entries and not replace:
+            raise ValueError(f"{self.what} '{entry.name}' is already registered (replace=True replaces it)")
+        self._entries[entry.name] = entry
+        return entry
+
+    def remove(self, name: str) -> None:
+        """Forget `name` (tests undo their registrations with it)."""
+        self.get(name)
+        del self._entries[name]
+
+
+_RECON = "taichiflow.numerics.reconstruction:"
+_RIEMANN = "taichiflow.numerics.riemann:"
+_VARIABLES = "taichiflow.numerics.variables:"
+_INTEGRATORS = "taichiflow.numerics.integrators:"
+
+reconstructions = Catalogue("reconstruction", [
+    ReconstructionEntry("first_order", _RECON + "make_first_order", reach=1, diffusive=True,
+                        doc="piecewise constant (Godunov): first order"),
+    ReconstructionEntry("plm", _RECON + "make_plm_reconstruction", reach=2, options=("limiter", "theta"),
+                        diffusive=True, doc="piecewise linear with limited slopes: second order"),
+    ReconstructionEntry("weno3", _RECON + "make_weno3_reconstruction", reach=2, options=("weno_epsilon",),
+                        doc="WENO, Jiang & Shu, r = 2: third order"),
+    ReconstructionEntry("weno5", _RECON + "make_weno5_reconstruction", reach=3, options=("weno_epsilon",),
+                        doc="WENO5-JS (Jiang & Shu 1996): fifth order"),
+    ReconstructionEntry("weno5z", _RECON + "make_weno5z_reconstruction", reach=3, options=("weno_epsilon",),
+                        doc="WENO5-Z (Borges et al. 2008): fifth order, sharper at critical points"),
+    ReconstructionEntry("muscl_hancock", _RECON + "make_muscl_hancock_reconstruction", reach=2,
+                        options=("limiter", "theta", "variables"), needs_model=True,
+                        variables=("primitive", "conserved"),
+                        variables_reason="its predictor evolves primitive states",
+                        doc="limited linear profiles evolved by dt/2 with the physical flux: "
+                            "second order in time with one stage"),
+])
+
+limiters = Catalogue("limiter", [
+    LimiterEntry("minmod", _RECON + "minmod", doc="the smaller slope: most diffusive"),
+    LimiterEntry("generalized_minmod", _RECON + "generalized_minmod", options=("theta",),
+                 doc="minmod(theta a, (a + b) / 2, theta b): theta = 1 is minmod, 2 is MC"),
+    LimiterEntry("mc", _RECON + "monotonized_central", doc="monotonized central (van Leer 1977)"),
+    LimiterEntry("van_leer", _RECON + "van_leer", doc="harmonic mean of the two slopes"),
+    LimiterEntry("superbee", _RECON + "superbee", doc="the most compressive TVD slope"),
+    LimiterEntry("minbee", _RECON + "minbee", doc="MINBEE, as a slope the same as minmod"),
+])
+
+reconstructed_variables = Catalogue("reconstructed variables", [
+    VariablesEntry("primitive", _VARIABLES + "Primitive", per_cell=True,
+                   doc="no pressure oscillations at material interfaces"),
+    VariablesEntry("conserved", _VARIABLES + "Conserved", per_cell=True),
+    VariablesEntry("characteristic", _VARIABLES + "Characteristic", per_cell=False,
+                   needs_hooks=("eigenvectors",),
+                   doc="projected on the eigenvectors of the face's mean state (its basis belongs "
+                       "to the face: reconstructed per face)"),
+])
+
+wave_speeds = Catalogue("wave-speed estimate", [
+    WaveSpeedsEntry("davis", _RIEMANN + "davis_speeds", doc="min/max of the left and right speeds"),
+    WaveSpeedsEntry("einfeldt", _RIEMANN + "einfeldt_speeds", needs_hooks=("roe_speeds",),
+                    doc="with the speeds of the Roe-averaged state"),
+])
+
+riemann_solvers = Catalogue("Riemann solver", [
+    RiemannSolverEntry("rusanov", _RIEMANN + "make_rusanov", diffusive=True,
+                       doc="Rusanov / local Lax-Friedrichs"),
+    RiemannSolverEntry("hll", _RIEMANN + "make_hll", options=("wave_speeds",), diffusive=True,
+                       doc="HLL (Harten, Lax & van Leer)"),
+    RiemannSolverEntry("hllc", _RIEMANN + "make_hllc", needs_hooks=("hllc_star",),
+                       needs_roles=("velocity", "density", "pressure"), options=("wave_speeds",),
+                       doc="HLLC with Batten's contact speed: keeps contacts sharp"),
+    RiemannSolverEntry("force", _RIEMANN + "make_force", diffusive=True,
+                       doc="FORCE (Toro & Billett 2000): centred, needs only the flux"),
+    RiemannSolverEntry("musta", _RIEMANN + "make_musta", options=("musta_stages",), diffusive=True,
+                       doc="MUSTA-FORCE (Toro & Titarev 2006): centred, needs only the flux"),
+])
+
+integrators = Catalogue("integrator", [
+    IntegratorEntry("lsrk3", _INTEGRATORS + "LSRK3", doc="Williamson (1980) low-storage RK3"),
+    IntegratorEntry("ssprk2", _INTEGRATORS + "SSPRK2", doc="strong-stability-preserving RK2"),
+    IntegratorEntry("ssprk3", _INTEGRATORS + "SSPRK3", doc="Shu & Osher (1988) SSP RK3"),
+    IntegratorEntry("euler", _INTEGRATORS + "EULER", doc="forward Euler (one stage)"),
+])
+
+boundary_kinds = Catalogue("boundary kind", [
+    BoundaryKindEntry("periodic", both_sides=True,
+                      doc="the grid wraps around: ghost cells copy the cells a period away; "
+                          "must be the kind of both faces of its axis"),
+    BoundaryKindEntry("outflow", doc="zero gradient: ghost cells copy the boundary cell"),
+    BoundaryKindEntry("wall", needs_roles=("velocity",), role_reason="to reflect it",
+                      doc="reflecting wall: the mirror image with the normal velocity negated; "
+                          "needs the model's velocity role"),
+    BoundaryKindEntry("inflow", needs_state=True,
+                      doc="a constant state, given per face in [boundary.inflow]"),
+    BoundaryKindEntry("absorbing", doc="zero gradient, as outflow"),
+])
+
+
+# --- run-time registration -----------------------------------------------------------------------
+# Boundary kinds have no register function: a kind needs its ghost fill in the kernels, so a
+# new one is an entry above plus code there (a name the kernels do not know must never be
+# accepted and then filled as some other kind).
+
+def _names(values, what: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TypeError(f"{what}: expected a list of names, got the string {values!r}")
+    return tuple(values)
+
+
+def _roles(values) -> tuple[str, ...]:
+    roles = _names(values, "needs_roles")
+    for role in roles:
+        if role not in MODEL_ROLES:
+            raise ValueError(f"needs_roles: unknown model role {role!r}{suggest(role, MODEL_ROLES)}; "
+                             f"roles: {', '.join(MODEL_ROLES)}")
+    return roles
+
+
+def register_riemann_solver(name: str, factory: Target, needs_hooks=(), needs_roles=(), options=(),
+                            diffusive: bool = False, doc: str = "", replace: bool = False) -> RiemannSolverEntry:
+    """Make `riemann = "name"` a valid choice: factory(phys, scheme) -> Taichi function
+    (wL, wR, dt_dx) -> flux. needs_hooks: model functions it calls ("hllc_star", ...);
+    needs_roles: model roles it reads; options: [scheme] keys it reads ("wave_speeds" adds
+    the chosen estimate's hooks)."""
+    return riemann_solvers.add(RiemannSolverEntry(name, factory, _names(needs_hooks, "needs_hooks"),
+                                                  _roles(needs_roles), _names(options, "options"),
+                                                  bool(diffusive), doc), replace)
+
+
+def register_reconstruction(name: str, factory: Target, reach: int, options=(), needs_model: bool = False,
+                            variables=None, variables_reason: str = "", diffusive: bool = False,
+                            doc: str = "", replace: bool = False) -> ReconstructionEntry:
+    """Make `reconstruction = "name"` a valid choice: factory(scheme, phys) -> Reconstruction
+    with ghost == reach (cells read on each side of a face)."""
+    if not (isinstance(reach, int) and not isinstance(reach, bool) and reach >= 1):
+        raise ValueError(f"reconstruction '{name}': reach must be an integer >= 1, got {reach!r}")
+    variables = None if variables is None else _names(variables, "variables")
+    return reconstructions.add(ReconstructionEntry(name, factory, reach, _names(options, "options"),
+                                                   bool(needs_model), variables, variables_reason,
+                                                   bool(diffusive), doc), replace)
+
+
+def register_limiter(name: str, function: Target, options=(), doc: str = "",
+                     replace: bool = False) -> LimiterEntry:
+    """Make `limiter = "name"` a valid choice (a limiter, or with options a factory of one)."""
+    return limiters.add(LimiterEntry(name, function, _names(options, "options"), doc), replace)
+
+
+def register_integrator(name: str, stages: Target, doc: str = "", replace: bool = False) -> IntegratorEntry:
+    """Make `integrator = "name"` a valid choice: a tuple of numerics.integrators.Stage."""
+    return integrators.add(IntegratorEntry(name, stages, doc), replace)
+
+
+# --- questions asked of several entries ----------------------------------------------------------
+
+def is_diffusive(scheme: dict) -> bool:
+    """Whether the scheme's reconstruction and Riemann solver are both robust choices, so
+    the failure advice need not suggest a more diffusive scheme."""
+    return (reconstructions.get(scheme["reconstruction"]).diffusive
+            and riemann_solvers.get(scheme["riemann"]).diffusive)
