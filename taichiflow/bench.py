@@ -15,9 +15,8 @@ import numpy as np
 import taichi as ti
 
 from .case import load_case
-from .numerics.integrators import INTEGRATORS
 from .model import load_model
-from .simulation import Simulation
+from .run import Simulation
 
 CASE = """
 [case]
@@ -79,7 +78,7 @@ def set_smooth_wave(solver, layout):
             W[I] = w
 
     fill()
-    solver._conserve()
+    solver.transfer.conserve()
 
 
 def _background(model: str) -> str:
@@ -125,14 +124,14 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     median = statistics.median(timings)
     n = int(np.prod(grid))
     solver = sim.solver
-    bytes_per_cell = _resident_bytes(solver) / n
-    traffic = solver.modelled_bytes_per_cell_step(INTEGRATORS[integrator])
+    bytes_per_cell = solver.resident_bytes() / n
+    traffic = solver.modelled_bytes_per_cell_step()
     rate = n * steps / median
     copy = copy_bandwidth(solver, repeats)  # (after the timing: it overwrites R)
     roof = copy / traffic
     return {
         "device": _device_name(sim.arch), "arch": sim.arch, "precision": precision,
-        "model": model, "scheme": f"{solver.recon.name}+{riemann}+{integrator}",
+        "model": model, "scheme": f"{solver.schemes[0].recon.name}+{riemann}+{integrator}",
         "grid": "x".join(map(str, grid)), "overrides": " ".join(overrides), "steps": steps, "repeats": repeats,
         "first_step_s": first_step, "median_s": median,
         "cell_updates_per_s": rate,
@@ -176,15 +175,6 @@ def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=()) -> list
         result = run_benchmark(**settings, cells=cells, arch=arch, steps=steps, repeats=repeats, overrides=overrides)
         results.append({**result, "target": work["target"]})
     return results
-
-
-def _resident_bytes(solver) -> int:
-    size = 4 if solver.dtype == ti.f32 else 8
-    total = 0
-    for field in (solver.U, solver.U0, solver.R, solver.W):
-        if field is not None:
-            total += int(np.prod(field.shape)) * field.n * size
-    return total + int(np.prod(solver.fallbacks.shape)) * 4  # i32 fallback counters, one per sweep thread
 
 
 def _device_name(arch: str) -> str:

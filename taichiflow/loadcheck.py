@@ -9,8 +9,8 @@ import numpy as np
 import taichi as ti
 
 from .layout import permute
-from .model import ModelError
-from .physics import Physics
+from .errors import ModelError
+from .bound_model import BoundModel
 
 
 def _first_line(err: Exception) -> str:
@@ -19,7 +19,7 @@ def _first_line(err: Exception) -> str:
 
 
 def check_model(model, params: dict, dtype) -> None:
-    phys = Physics(model, params, dtype, ti.Vector.field(max(len(model.globals), 1), ti.f64, shape=()))
+    phys = BoundModel(model, params, dtype)
     where = model.source_file
     nU, nW = phys.U.n, phys.W.n
     w_in = ti.Vector.field(nW, dtype, shape=())

@@ -130,28 +130,29 @@ def dumping_kernels(arch: str):
 
 def launch_every_kernel(sim) -> None:
     """Launch each kernel a run can use at least once: steps, checks, reductions, counters,
-    retries, transfers in both directions and every derived field."""
+    retries, transfers in both directions and every derived field (the initial state's fill ran
+    when the run was built)."""
     solver = sim.solver
     sim.advance(sim.end_time, max_steps=2, on_step=lambda s: None)
     sim.advance(sim.end_time, max_steps=4)
-    if solver.retry_scheme:
+    if solver.plan.has_retry:
         solver.restore_last_good()
         solver.check_state()
-        solver.step(sim.last_dt, sim.t, sim.stages, retry=True)
+        solver.step(sim.last_dt, sim.t, retry=True)
     solver.restore_last_good()
     solver.reductions()
     solver.take_fallback_count()
     solver.take_repair_count()
     solver.set_conserved(solver.conserved_array())
     solver.refresh_primitives()
-    solver.primitive_array()
+    solver.set_primitive(solver.primitive_array())
     for name in sim.model.derived:
         solver.derived_array(name)
 
 
 def fingerprint(case_file: str, overrides, arch: str) -> list[dict]:
     """[{kernel, hash}] of every kernel of one configuration, sorted by hash."""
-    from taichiflow.simulation import Simulation
+    from taichiflow.run import Simulation
 
     case = load_case(CASES / case_file, [f'run.arch="{arch}"', 'run.fast_math="auto"', *overrides])
     previous = os.getcwd()

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from helpers import case_from_text, precise
-from taichiflow.simulation import Simulation
-from taichiflow.state_arrays import ghosted_extent
+from taichiflow.run import Simulation
+from taichiflow.kernels.state_arrays import ghosted_extent
 
 CASE = """
 [model]
@@ -75,3 +75,14 @@ def test_a_wall_axis_shorter_than_the_stencil_is_refused(tmp_path, arch):
     text = CASE.replace("cells = [5, 7, 6]", "cells = [5, 2, 6]")
     with pytest.raises(ValueError, match=r"\[grid\] cells: 2 cells along y, fewer than the 3 ghost layers.*wall"):
         Simulation(precise(case_from_text(tmp_path, text), arch))
+
+
+def test_every_boundary_kind_of_the_registry_has_a_ghost_fill_and_an_unknown_kind_is_an_error():
+    from taichiflow import registry
+    from taichiflow.kernels import boundaries
+
+    for kind in registry.boundary_kinds.names():
+        assert (kind in boundaries.GHOST_COPIES) != boundaries.is_constant(kind), kind
+    assert set(boundaries.GHOST_COPIES) <= set(registry.boundary_kinds.names())
+    with pytest.raises(ValueError, match="unknown .*'walll'.*did you mean 'wall'"):
+        boundaries.make_boundaries(None, (8,), 2, None, None, [("walll", "outflow")])

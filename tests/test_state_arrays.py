@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import taichi as ti
 
-from taichiflow.state_arrays import SECTOR_BYTES, StateArrays, ghosted_extent, itemsize
+from taichiflow.kernels.state_arrays import SECTOR_BYTES, StateArrays, ghosted_extent, itemsize
 
 
 @pytest.mark.parametrize("cells, ghosts, dtype, shape, offset", [

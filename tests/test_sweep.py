@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from helpers import CASES, case_from_text, precise
-from taichiflow.bench import _resident_bytes
+from taichiflow.kernels import plan as kernel_plan
 from taichiflow.case import CaseError, load_case
-from taichiflow.simulation import Simulation, SimulationError
+from taichiflow.run import Simulation, SimulationError
 from test_symmetry import BLAST
 
 
@@ -53,11 +53,10 @@ def test_segment_length_block_size_and_reconstruction_per_cell_do_not_change_the
 
 
 def test_loading_cells_ahead_gives_the_same_result(tmp_path, arch, monkeypatch):
-    """The GPU's early loads of U, R and U0 (compiler.PREFETCH_ARCHS), here forced on and off."""
-    from taichiflow import compiler
+    """The GPU's early loads of U, R and U0 (kernels.plan.PREFETCH_ARCHS), here forced on and off."""
     results = []
-    for archs in ({"cuda", "x64", "arm64"}, set()):
-        monkeypatch.setattr(compiler, "PREFETCH_ARCHS", archs)
+    for archs in ({"cuda", "cpu"}, set()):
+        monkeypatch.setattr(kernel_plan, "PREFETCH_ARCHS", archs)
         results.append(colliding_blasts_3d(tmp_path, arch, segment=[5, 3, 2]))
     (early, early_fallbacks), (late, late_fallbacks) = results
     assert early_fallbacks == late_fallbacks and sum(early_fallbacks) > 0
@@ -77,13 +76,13 @@ def sod_blowing_up(**run):
 def test_without_the_kept_state_memory_drops_and_a_failure_says_what_is_lost():
     # (one Simulation at a time: each starts Taichi afresh)
     kept = sod_blowing_up()
-    kept_bytes = _resident_bytes(kept.solver)
+    kept_bytes = kept.solver.resident_bytes()
     with pytest.raises(SimulationError, match=r"Wrote the last good state \(step \d+"):
         kept.advance(0.2)
     kept_steps = kept.step_count
     lean = sod_blowing_up(keep_last_good=False)
     assert lean.solver.U0 is None
-    assert kept_bytes - _resident_bytes(lean.solver) == 400 * 5 * 8  # U0: nU f64 values per cell
+    assert kept_bytes - lean.solver.resident_bytes() == 400 * 5 * 8  # U0: nU f64 values per cell
     with pytest.raises(SimulationError, match=r"was not kept \(\[run\] keep_last_good = false\)") as failure:
         lean.advance(0.2)
     assert "Wrote" not in str(failure.value)
@@ -98,7 +97,7 @@ def test_ssp_stages_keep_the_state_anyway_and_retry_needs_it():
 
 
 def test_states_go_to_and_from_the_device_in_slabs(monkeypatch):
-    from taichiflow import compiler
+    from taichiflow.kernels import transfer
     case = precise(load_case(CASES / "sod.toml", ["grid.cells=[7, 4, 3]", "grid.lower=[0.0, 0.0, 0.0]",
                                                  "grid.upper=[1.0, 1.0, 1.0]",
                                                  "initial.regions.0.normal=[1.0, 0.0, 0.0]",
@@ -107,11 +106,11 @@ def test_states_go_to_and_from_the_device_in_slabs(monkeypatch):
     sim = Simulation(case)
     solver = sim.solver
     slabs = []
-    for name in ("_write_slab", "_read_primitive_slab", "_read_conserved_slab", "_write_conserved_slab"):
-        kernel = getattr(solver, name)
-        setattr(solver, name, lambda rows, start, kernel=kernel, name=name: (slabs.append((name, start, len(rows))),
+    for name in ("_write_primitive_slab", "_read_primitive_slab", "_read_conserved_slab", "_write_conserved_slab"):
+        kernel = getattr(solver.transfer, name)
+        setattr(solver.transfer, name, lambda rows, start, kernel=kernel, name=name: (slabs.append((name, start, len(rows))),
                                                                              kernel(rows, start)))
-    monkeypatch.setattr(compiler, "SLAB_BYTES", 2 * 4 * 3 * 5 * 8)  # two x-rows per slab: 4 slabs
+    monkeypatch.setattr(transfer, "SLAB_BYTES", 2 * 4 * 3 * 5 * 8)  # two x-rows per slab: 4 slabs
     w = np.random.default_rng(1).uniform(0.5, 2.0, size=(7, 4, 3, 5))
     sim.set_primitive(w)
     solver.refresh_primitives()
@@ -120,7 +119,7 @@ def test_states_go_to_and_from_the_device_in_slabs(monkeypatch):
     assert np.allclose(u[..., 0], w[..., 0], rtol=1e-15) and np.allclose(u[..., 1:4], w[..., :1] * w[..., 1:4])
     solver.set_conserved(2.0 * u)
     assert np.array_equal(solver.conserved_array(), 2.0 * u)
-    for name in ("_write_slab", "_read_primitive_slab", "_read_conserved_slab", "_write_conserved_slab"):
+    for name in ("_write_primitive_slab", "_read_primitive_slab", "_read_conserved_slab", "_write_conserved_slab"):
         assert [(start, rows) for kernel, start, rows in slabs if kernel == name][:4] == [(0, 2), (2, 2), (4, 2),
                                                                                          (6, 1)], name
     # derived fields too (one value per cell: a slab holds five x-rows here)
@@ -130,20 +129,25 @@ def test_states_go_to_and_from_the_device_in_slabs(monkeypatch):
     assert np.allclose(mach, np.linalg.norm(w[..., 1:4], axis=-1) / np.sqrt(1.4 * w[..., 4] / w[..., 0]), rtol=1e-13)
 
 
+def plan_of(case, arch="cpu", precision="f64"):
+    """The kernel plan of a loaded case, without building a kernel."""
+    kinds = [tuple(case["boundary"]["xyz"[d]]) for d in range(len(case["grid"]["cells"]))]
+    return kernel_plan.resolve(case["scheme"], case["run"], arch, precision, case["grid"]["cells"], kinds)
+
+
 def test_reconstruction_per_cell_needs_variables_local_to_a_cell():
     case = precise(load_case(CASES / "sod.toml", ["scheme.variables='characteristic'", "run.reconstruct='cell'"]))
     with pytest.raises(CaseError, match="reconstruct = 'cell' needs variables whose transform is local"):
         Simulation(case)
-    auto = Simulation(precise(load_case(CASES / "sod.toml", ["scheme.variables='characteristic'"])))
-    assert auto.solver.per_cell == [False]  # auto falls back to faces
-    assert Simulation(precise(load_case(CASES / "sod.toml"))).solver.per_cell == [True]  # CPU: per cell
+    assert plan_of(load_case(CASES / "sod.toml", ["scheme.variables='characteristic'"])).per_cell == (False,)
+    assert plan_of(load_case(CASES / "sod.toml")).per_cell == (True,)  # CPU: per cell
 
 
 def test_auto_reconstructs_per_face_only_for_wide_stencils_in_f32_on_cuda():
-    """compiler.RECONSTRUCT_PER_FACE: WENO5 (3 cells a side) per face in f32 on CUDA, narrower
+    """kernels.plan.RECONSTRUCT_PER_FACE: WENO5 (3 cells a side) per face in f32 on CUDA, narrower
     stencils and every other backend and precision per cell; an explicit choice wins."""
-    from taichiflow.compiler import reconstructs_per_cell
     from taichiflow.numerics.reconstruction import stencil_reach
+    reconstructs_per_cell = kernel_plan.reconstructs_per_cell
     reach = {name: stencil_reach(name) for name in ("first_order", "plm", "muscl_hancock", "weno3", "weno5")}
     assert reach == {"first_order": 1, "plm": 2, "muscl_hancock": 2, "weno3": 2, "weno5": 3}
     assert [reconstructs_per_cell("auto", "primitive", "cuda", "f32", g) for g in (1, 2, 3)] == [True, True, False]
@@ -151,31 +155,38 @@ def test_auto_reconstructs_per_face_only_for_wide_stencils_in_f32_on_cuda():
     assert reconstructs_per_cell("auto", "primitive", "cpu", "f32", 3)
     assert not reconstructs_per_cell("face", "primitive", "cpu", "f64", 2)
     assert reconstructs_per_cell("cell", "primitive", "cuda", "f32", 3)
+    plans = [plan_of(load_case(CASES / "sod.toml", [f"scheme.reconstruction='{r}'"]), "cuda", "f32")
+             for r in ("plm", "weno5")]
+    assert [p.per_cell for p in plans] == [(True,), (False,)]
 
 
-def test_warp_shuffles_need_cuda_and_whole_warps(arch):
-    from taichiflow.compiler import uses_shuffle
+def test_warp_shuffles_need_cuda_and_whole_warps():
+    """The plan of each [run] shuffle choice, asserted without building a kernel (CUDA plans
+    too); auto: the shuffle sweep in f64, shuffles in the walk along x in f32."""
+    uses_shuffle = kernel_plan.uses_shuffle
+    LastAxis = kernel_plan.LastAxis
     assert uses_shuffle("auto", "cuda", "f32", 64) == "walk" and uses_shuffle("auto", "cuda", "f64", 0) is True
     assert uses_shuffle("auto", "cuda", "f32", 48) is False  # auto walks where blocks are not whole warps
-    if arch == "cpu":
-        for shuffle in ("true", '"walk"'):
-            with pytest.raises(CaseError, match=f"shuffle = {shuffle} needs arch = 'cuda'"):
-                Simulation(precise(load_case(CASES / "sod.toml", [f"run.shuffle={shuffle}"])))
-        auto = Simulation(precise(load_case(CASES / "sod.toml"))).solver  # auto: CPU walks
-        assert not auto.shuffle and not auto.shuffle_walk
-    else:
-        with pytest.raises(CaseError, match="block_dim a multiple of 32, not 48"):
-            Simulation(precise(load_case(CASES / "sod.toml", ["run.shuffle=true", "run.block_dim=48"]), arch))
-        assert Simulation(precise(load_case(CASES / "sod.toml"), arch)).solver.shuffle  # auto: f64 on CUDA
-        sod_2d = ["grid.cells=[40, 8]", "grid.lower=[0.0, 0.0]", "grid.upper=[1.0, 0.2]",
-                  "initial.regions.0.normal=[1.0, 0.0]", "initial.regions.0.point=[0.5, 0.1]"]
-        walk = Simulation(precise(load_case(CASES / "sod.toml", sod_2d), arch, "f32")).solver  # auto: f32 on CUDA
-        assert walk.shuffle_walk and len(walk._sweep) == 1
-        # a fused stage (auto: PLM) shuffles in its walk along x, except with first-order faces
-        for recon, shuffles in (("plm", True), ("first_order", False)):
-            case = precise(load_case(CASES / "sod.toml", sod_2d + [f"scheme.reconstruction='{recon}'"]), arch, "f32")
-            fused = Simulation(case).solver
-            assert fused.fused and fused.shuffle_walk == shuffles and len(fused._sweep) == 1
+    for shuffle in ("true", '"walk"'):
+        with pytest.raises(CaseError, match=f"shuffle = {shuffle} needs arch = 'cuda'"):
+            Simulation(precise(load_case(CASES / "sod.toml", [f"run.shuffle={shuffle}"])))
+    with pytest.raises(ValueError, match="block_dim a multiple of 32, not 48"):
+        plan_of(load_case(CASES / "sod.toml", ["run.shuffle=true", "run.block_dim=48"]), "cuda")
+    assert plan_of(load_case(CASES / "sod.toml")).last_axis is LastAxis.WALKED  # auto: CPU walks
+    sedov = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]"])
+    sweep = plan_of(sedov, "cuda", "f64")  # auto: f64 on CUDA, the last axis in a sweep of its own
+    assert sweep.last_axis is LastAxis.SHUFFLE_SWEEP and sweep.walked == (0, 1, 2) and sweep.segments == (32, 32, 2)
+    sod_2d = ["grid.cells=[40, 8]", "grid.lower=[0.0, 0.0]", "grid.upper=[1.0, 0.2]",
+              "initial.regions.0.normal=[1.0, 0.0]", "initial.regions.0.point=[0.5, 0.1]"]
+    walk = plan_of(load_case(CASES / "sod.toml", sod_2d), "cuda", "f32")  # auto: f32 on CUDA
+    assert walk.last_axis is LastAxis.SHUFFLE_IN_WALK and walk.walked == (0,)
+    # a fused stage (auto: PLM) shuffles in its walk along x, except with first-order faces
+    for recon, shuffles in (("plm", True), ("first_order", False)):
+        fused = plan_of(load_case(CASES / "sod.toml", sod_2d + [f"scheme.reconstruction='{recon}'"]), "cuda", "f32")
+        assert fused.fused and fused.shuffle_in_walk == shuffles and fused.walked == (0,)
+    fused_3d = plan_of(load_case(CASES / "sedov3d.toml", ["scheme.reconstruction='plm'"]), "cuda", "f32")
+    assert fused_3d.walked == (0,) and fused_3d.across == (1,) and fused_3d.shuffle_in_walk
+    assert "warp shuffles inside the walk along x" in fused_3d.describe()
 
 
 @pytest.mark.cuda
@@ -200,7 +211,7 @@ def test_warp_shuffles_in_f32_give_the_walking_result(tmp_path, shuffle, reconst
 def test_the_register_is_stored_only_where_a_later_stage_reads_it(tmp_path, arch, integrator, fuse):
     """R poisoned with NaN before the run, here where the stage's only sweep is the last one:
     in 1D, or in 3D with [run] fuse. Its R only a next stage with a != 0 reads
-    (compiler.Solver.stage_flags): SSP stages never store it, so it stays NaN; LSRK3 stores it at
+    (kernels.plan.KernelPlan.stage_flags): SSP stages never store it, so it stays NaN; LSRK3 stores it at
     its first two stages only. Either way no stage reads an R it did not store: the state
     matches a run that starts with R = 0 bit for bit."""
     runs = []
@@ -227,17 +238,17 @@ def test_the_register_is_stored_only_where_a_later_stage_reads_it(tmp_path, arch
 
 
 def test_auto_fuses_the_stage_where_the_stencil_is_narrow_and_refuses_it_beside_shuffles(tmp_path):
-    def solver(recon, **run):
+    def sweeps(recon, **run):
         text = BLAST.format(cells=[6, 5, 7], lower=[-0.5] * 3, upper=[0.5] * 3, recon=recon,
                             boundary='x = "periodic"\ny = "periodic"\nz = "periodic"')
         case = precise(case_from_text(tmp_path, text))
         case["run"].update(run)
-        return Simulation(case).solver
+        return len(plan_of(case).walked)
 
-    assert [len(solver(recon)._sweep) for recon in ("first_order", "plm", "weno3", "weno5")] == [1, 1, 1, 3]
-    assert len(solver("plm", fuse=False)._sweep) == 3 and len(solver("weno5", fuse=True)._sweep) == 1
-    with pytest.raises(CaseError, match="shuffle = true solves the last axis in a warp-shuffle sweep of its own"):
-        solver("plm", fuse=True, shuffle=True)
+    assert [sweeps(recon) for recon in ("first_order", "plm", "weno3", "weno5")] == [1, 1, 1, 3]
+    assert sweeps("plm", fuse=False) == 3 and sweeps("weno5", fuse=True) == 1
+    with pytest.raises(ValueError, match="shuffle = true solves the last axis in a warp-shuffle sweep of its own"):
+        sweeps("plm", fuse=True, shuffle=True)
 
 
 def test_the_traffic_model_counts_what_each_sweep_moves():
@@ -251,8 +262,9 @@ def test_the_traffic_model_counts_what_each_sweep_moves():
     PLM + SSP-RK2 fused (one sweep, R never leaves registers): 10 + (5 + 10 + 5) per stage,
     the second reading U0 instead of keeping it: 60 values of 4 bytes."""
     from taichiflow.bench import benchmark_case
-    from taichiflow.numerics.integrators import INTEGRATORS
-    weno = Simulation(benchmark_case("euler", "weno5", "mc", "hllc", "lsrk3", 8, 3, "f64", "cpu", ())).solver
-    assert len(weno._sweep) == 3 and weno.modelled_bytes_per_cell_step(INTEGRATORS["lsrk3"]) == 190 * 8
-    plm = Simulation(benchmark_case("euler", "plm", "mc", "hll", "ssprk2", 8, 3, "f32", "cpu", ())).solver
-    assert len(plm._sweep) == 1 and plm.modelled_bytes_per_cell_step(INTEGRATORS["ssprk2"]) == 60 * 4
+    weno = plan_of(benchmark_case("euler", "weno5", "mc", "hllc", "lsrk3", 8, 3, "f64", "cpu", ()))
+    assert len(weno.walked) == 3 and weno.modelled_bytes_per_cell_step(5, 5, False) == 190 * 8
+    plm = plan_of(benchmark_case("euler", "plm", "mc", "hll", "ssprk2", 8, 3, "f32", "cpu", ()), "cpu", "f32")
+    assert len(plm.walked) == 1 and plm.modelled_bytes_per_cell_step(5, 5, False) == 60 * 4
+    solver = Simulation(benchmark_case("euler", "plm", "mc", "hll", "ssprk2", 8, 3, "f32", "cpu", ())).solver
+    assert solver.modelled_bytes_per_cell_step() == 60 * 4

@@ -28,13 +28,14 @@ import numpy as np
 import taichi as ti
 from taichi.lang import impl
 
-import taichiflow.simulation as simulation
+import taichiflow.run.backend as backend
 from taichiflow.bench import SWEEP, benchmark_case
 from taichiflow.initial import state_vector
-from taichiflow.compiler import FUSED_SHUFFLE_MIN_GHOST, SHUFFLE_LAST_AXIS, WARP, reconstructs_per_cell, sweep_segments
+from taichiflow.kernels.plan import (FUSED_SHUFFLE_MIN_GHOST, SHUFFLE_LAST_AXIS, WARP, reconstructs_per_cell,
+                                     sweep_segments)
 from taichiflow.layout import permute
 from taichiflow.numerics.integrators import INTEGRATORS
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 _init = ti.init
 FLOP_KINDS = ("add", "mul", "fma")
@@ -108,7 +109,7 @@ def count(kernel) -> Counter:
 # --- the pieces of one step ----------------------------------------------------------------
 def pieces(solver):
     """Operation counts of a face, a cell's two face states, a flux, prim(U) and the CFL rate."""
-    phys, recon, riemann, g = solver.phys, solver.recon, solver.riemann, solver.recon.ghost
+    phys, recon, riemann, g = solver.phys, solver.schemes[0].recon, solver.schemes[0].riemann, solver.schemes[0].recon.ghost
     nW, nU, dtype = phys.W.n, phys.U.n, solver.dtype
     cells = ti.Vector.field(nW, dtype, shape=2 * g)
     out = ti.Vector.field(max(phys.n_flux, 2 * nW), dtype, shape=2)
@@ -166,7 +167,7 @@ def pieces(solver):
 
 
 def _smooth_states(solver, n):
-    layout = solver.model.primitive
+    layout = solver.phys.model.primitive
     background = {name: (1.0 if layout.sizes[name] == 1 else [0.3, 0.2, 0.1]) for name in layout.names}
     base = np.asarray(state_vector(background, layout), dtype=np.float64)
     return np.stack([base * (1.0 + 0.01 * k) for k in range(n)]).astype(
@@ -183,7 +184,7 @@ def evaluations_per_cell(solver, segments, cells: int, lead: int, shuffle) -> fl
     ([run] fuse) walks x (and solves the last axis through shuffles, fused_shuffles); the faces
     it solves across the walk are counted by across_faces."""
     lanes = shuffle_lanes(cells, lead)
-    if solver.fused:
+    if solver.plan.fused:
         walk = (segments[0] + lead) / segments[0]
         if fused_shuffles(solver, shuffle):  # the last axis once, through shuffles, in every lane
             return (walk + 1) * lanes
@@ -209,7 +210,7 @@ def across_faces(solver, cells: int, lead: int, shuffle) -> float:
     """Faces per cell and stage that a fused stage solves across its walk: both faces of each
     cell along y (and z unless shuffled), each from its own stencil, so per face whatever
     [run] reconstruct says; in every lane of a walk with shuffles."""
-    if not solver.fused:
+    if not solver.plan.fused:
         return 0.0
     if fused_shuffles(solver, shuffle):
         return 2 * (solver.dim - 2) * shuffle_lanes(cells, lead)
@@ -217,8 +218,8 @@ def across_faces(solver, cells: int, lead: int, shuffle) -> float:
 
 
 def fused_shuffles(solver, shuffle) -> bool:
-    """Whether CUDA's fused stage solves the last axis through shuffles (compiler.Solver)."""
-    return shuffle == "walk" and solver.dim > 1 and solver.recon.ghost >= FUSED_SHUFFLE_MIN_GHOST
+    """Whether CUDA's fused stage solves the last axis through shuffles (kernels/plan.py)."""
+    return shuffle == "walk" and solver.dim > 1 and solver.schemes[0].recon.ghost >= FUSED_SHUFFLE_MIN_GHOST
 
 
 def update_flop(nU: int, advected: int, dim: int, stages) -> float:
@@ -247,7 +248,7 @@ def report(work: dict, segments, cells: int):
     # As on CUDA by default: walking per face, L + 1 faces for L cells; per cell, L + 2 cells
     # reconstructed and L + 1 fluxes; the last axis maybe with shuffles (32 lanes for 31 or 30).
     shuffle = SHUFFLE_LAST_AXIS.get(("cuda", work["precision"]), False)
-    per_cell = reconstructs_per_cell("auto", "primitive", "cuda", work["precision"], solver.recon.ghost)
+    per_cell = reconstructs_per_cell("auto", "primitive", "cuda", work["precision"], solver.schemes[0].recon.ghost)
 
     def each(lead):
         return evaluations_per_cell(solver, segments, cells, lead, shuffle)
@@ -259,7 +260,7 @@ def report(work: dict, segments, cells: int):
     per_cell_executed = each(2) * flop(cell) + each(1) * flop(solve) + across(2) * flop(face)
     # per step: the updates, prim(U) at every stage (the first in the check) and the CFL rate
     common = update_flop(nU, advected, dim, stages) + len(stages) * flop(counts["prim"]) + flop(counts["rate"])
-    name = f"{work['model']} {solver.recon.name}+{work['riemann']}+{work['integrator']} {work['precision']}"
+    name = f"{work['model']} {solver.schemes[0].recon.name}+{work['riemann']}+{work['integrator']} {work['precision']}"
     print(f"{name}:")
     print(f"  one face (2 states + flux): {flop(face)} flop  ({_ops(face)})")
     print(f"  per cell: 2 face states {flop(cell)} flop ({_ops(cell)}), flux {flop(solve)} ({_ops(solve)})")
@@ -270,7 +271,7 @@ def report(work: dict, segments, cells: int):
         + across(2) * (face["div"] + face["sqrt"]) if per_cell else (each(1) + across(1)) * (face["div"] + face["sqrt"])
     how = f"{'per cell' if per_cell else 'per face'}, " + (
         ("fused stage, last axis shuffled in the walk" if fused_shuffles(solver, shuffle) else "fused stage")
-        if solver.fused else
+        if solver.plan.fused else
         {True: "last axis shuffle sweep", "walk": "last axis shuffled in the walk", False: "walked"}[shuffle])
     print(f"  per cell-step: {ideal + common:.0f} flop with one face per cell and axis; as CUDA runs it "
           f"({how}, {cells}^3, segments {segments}): {len(stages) * executed + common:.0f} flop and "
@@ -288,7 +289,7 @@ def main():
     parser.add_argument("--cells", type=int, default=256, help="cells per axis (for the per-segment overhead)")
     args = parser.parse_args()
     segments = [int(s) for s in args.segments.split(",")] if args.segments else None
-    simulation.ti.init = init_writing_ir
+    backend.ti.init = init_writing_ir
     here = os.getcwd()
     for work in SWEEP:
         with tempfile.TemporaryDirectory() as tmp:

@@ -10,14 +10,19 @@ import taichi as ti
 from taichi.lang import impl
 
 from .layout import component, extend
-from .model import ModelError
+from .errors import ModelError
 
 
-class Physics:
+class BoundModel:
+    """A model with its parameter values, its precision and its global values (a field the
+    step check fills each step: see Model(globals=...)), as the numerics call it."""
+
     def __init__(self, model, params: dict, dtype, globals_field=None):
         self.model = model
         self.dtype = dtype
         self.params = params
+        if globals_field is None:
+            globals_field = ti.Vector.field(max(len(model.globals), 1), ti.f64, shape=())
         self.globals_field = globals_field
         self.U = model.conserved
         self.W = model.primitive
@@ -28,6 +33,11 @@ class Physics:
         self.advected_indices = [self.U.offsets[n] for n in model.advected]
 
     def _call(self, role, *states):
+        return self.model.functions[role](*states, *self._extra_args(role))
+
+    def _extra_args(self, role) -> list:
+        """The values of the parameters (constants) and globals (read from the field the step
+        check fills) that the function of `role` takes after its states."""
         extra = []
         for name in self.model.extra_args(role):
             if name in self.params:
@@ -36,7 +46,7 @@ class Physics:
                 index = list(self.model.globals).index(name)
                 values = impl.subscript(None, self.globals_field, None)  # globals_field[None]
                 extra.append(ti.cast(component(values, index), self.dtype))
-        return self.model.functions[role](*states, *extra)
+        return extra
 
     def prim(self, u):
         return self.W.flatten(self._call("to_primitive", self.U.view(u)), "to_primitive()")
@@ -118,9 +128,8 @@ class Physics:
         return self.U.flatten(self._call("source", self.U.view(u), self.W.view(w), x, t), "source()")
 
     def derived(self, name, w):
-        fn = self.model.derived[name]
-        extra = [self.params[n] for n in self.model.extra_args(f"derived:{name}")]
-        return fn(self.W.view(w), *extra)
+        """A derived field of W: it may read parameters and the model's globals alike."""
+        return self.model.derived[name](self.W.view(w), *self._extra_args(f"derived:{name}"))
 
     def global_value(self, name, w):
         return self._call(f"global:{name}", self.W.view(w))

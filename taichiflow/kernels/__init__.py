@@ -1,0 +1,1 @@
+"""The only place that knows kernel structure: the plan, fields, kernels and their launches."""

@@ -1,0 +1,131 @@
+"""The flux through a face along one axis, from the W stencil around it, and what the sweeps
+share about faces: the stencil of a walk (with its newest cell loaded a step ahead) and the
+divergence of a cell's two face fluxes.
+
+Every choice (reconstruction, Riemann solver, reconstructed variables, axis, fallback) is
+resolved in Python while the kernel compiles.
+"""
+from typing import Callable, NamedTuple
+
+import taichi as ti
+from taichi.lang import impl
+
+from ..layout import component, permute
+from .indexing import with_axis
+
+
+class FaceScheme(NamedTuple):
+    """The numerics of a face: reconstruction, Riemann solver, reconstructed variables."""
+    recon: object
+    riemann: Callable
+    variables: object
+
+
+class FaceFunctions(NamedTuple):
+    """The face fluxes along one axis (see face_functions)."""
+    cells_at: Callable     # (index, start, count) -> W of `count` cells along the axis from `start`, in the
+    #                        normal frame; `index` gives the other axes' indices
+    solve: Callable        # (wL, wR, index, i, dt_dx) -> (flux of face i + 1/2, face states replaced)
+    face_flux: Callable    # (2g-cell stencil, index, i, dt_dx) -> solve of its reconstructed states
+    cell_faces: Callable   # ((2g-1)-cell stencil, dt_dx) -> the middle cell's lower and upper face states
+
+
+class SweepContext(NamedTuple):
+    """What every sweep of a solver reads: the bound model, fields, frames and constants."""
+    phys: object
+    plan: object
+    dtype: object
+    cells: tuple
+    dx: tuple
+    lower: tuple
+    inv_dx: list
+    U: object
+    U0: object
+    R: object
+    W: object
+    fallbacks: object
+    clock: object
+    to_normal_W: list      # per axis: W into the frame whose x is that axis
+    to_global_F: list      # per axis: a flux back from it (the advected terms' face velocity last)
+
+    @property
+    def dim(self) -> int:
+        return len(self.cells)
+
+
+def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunctions:
+    """The face fluxes along axis of one face scheme."""
+    phys, W, dim, fallback = ctx.phys, ctx.W, ctx.dim, ctx.plan.fallback
+    recon, riemann, variables = scheme
+    g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
+    normal = ctx.to_normal_W[axis]
+    to_global = ctx.to_global_F[axis]
+
+    def cells_at(index, start, count):
+        return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
+                for k in range(count)]
+
+    @ti.func
+    def solve(wL, wR, index, i, dt_dx):
+        """Flux (global frame) through the face between cells i and i + 1 from its
+        reconstructed states, and the number of them replaced by the first-order
+        values of those cells (loaded only then: no registers held for them)."""
+        left, right = wL, wR
+        replaced = 0
+        if ti.static(fallback):
+            if not phys.admissible(left):
+                left = permute(W[with_axis(index, axis, i, dim)], normal)
+                replaced += 1
+            if not phys.admissible(right):
+                right = permute(W[with_axis(index, axis, i + 1, dim)], normal)
+                replaced += 1
+        return permute(riemann(left, right, dt_dx), to_global), replaced
+
+    @ti.func
+    def face_flux(stencil: ti.template(), index, i, dt_dx):
+        """Flux through face i + 1/2, in the middle of a 2g-cell stencil."""
+        transformed, context = variables.forward(stencil, g)
+        wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
+        return solve(wL, wR, index, i, dt_dx)
+
+    @ti.func
+    def cell_faces(stencil: ti.template(), dt_dx):
+        """States on the lower and upper face of the middle cell of 2g - 1 cells."""
+        transformed, context = variables.forward(stencil, g)
+        return variables.backward(*recon.cell_states(transformed, dt_dx), context)
+
+    return FaceFunctions(cells_at, solve, face_flux, cell_faces)
+
+
+def walk_stencil(ctx: SweepContext, cells_at, g, segment, i, count, newest):
+    """The `count` cells ending at i + g along a walk (cells_at's axis). Where prefetching, the
+    last is `newest`, loaded a step ahead (see newest_cell)."""
+    if ctx.plan.prefetch:
+        return cells_at(segment, i + g + 1 - count, count - 1) + [newest]
+    return cells_at(segment, i + g + 1 - count, count)
+
+
+def newest_cell(ctx: SweepContext, cells_at, g, segment, i):
+    """W of cell i + g, the one a walk's stencil at cell i reads first: it comes from DRAM, the
+    others from L1. Loaded one step ahead on a GPU (zeros elsewhere), its latency hides behind
+    the step's faces instead of stalling them."""
+    if ctx.plan.prefetch:
+        return cells_at(segment, i + g, 1)[0]
+    return ti.Vector.zero(ctx.dtype, ctx.phys.W.n)
+
+
+def make_flux_divergence(ctx: SweepContext):
+    """-dF/dx along an axis from the fluxes through a cell's two faces (and u div v for the
+    model's advected variables, from the face velocity the flux carries last)."""
+    phys, inv_dx = ctx.phys, ctx.inv_dx
+    n_conserved = phys.U.n
+    advected, face_velocity = phys.advected_indices, phys.n_flux - 1
+
+    @ti.func
+    def flux_divergence(f_lo, f_hi, u, axis: ti.template()):
+        rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(n_conserved)]) * inv_dx[axis]
+        for k in ti.static(advected):
+            rhs[k] += u[k] * (f_hi[face_velocity] - f_lo[face_velocity]) * inv_dx[axis]
+        return rhs
+
+    return flux_divergence

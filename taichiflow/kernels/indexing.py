@@ -1,0 +1,51 @@
+"""Index arithmetic of the kernels, resolved while they compile: cells moved along an axis,
+64-bit linear indices, cell centres, and 64-bit integer extremes."""
+import numpy as np
+import taichi as ti
+from taichi.lang import impl
+
+from ..layout import component
+
+
+def cell_center(I, lower, dx):
+    """Coordinates (x, y, z) of the centre of cell I; zeros beyond the grid's dimension."""
+    coords = [lower[d] + (component(I, d) + 0.5) * dx[d] for d in range(len(dx))]
+    return ti.Vector(coords + [0.0] * (3 - len(dx)))
+
+
+def with_axis0(C, i, dim: int):
+    """The cell index of chunk-index vector C with its first component replaced by i."""
+    return with_axis(C, 0, i, dim)
+
+
+def with_axis(C, axis: int, i, dim: int):
+    """Index vector C with its component along axis replaced by i."""
+    return ti.Vector([i if d == axis else component(C, d) for d in range(dim)])
+
+
+@ti.func
+def int64_min():
+    return ti.cast(1, ti.i64) << 63
+
+
+@ti.func
+def int64_max():
+    return ~int64_min()
+
+
+def linear_index(I, cells):
+    """Row-major linear index of a cell, in 64 bits (grids may exceed 2^31 cells)."""
+    index = ti.cast(component(I, 0), ti.i64)
+    for d in range(1, len(cells)):
+        index = index * cells[d] + ti.cast(component(I, d), ti.i64)
+    return index
+
+
+def array_vector(array, J, dim: int, n: int):
+    """The n trailing values of an ndarray at index vector J, as a Taichi vector."""
+    index = [component(J, d) for d in range(dim)]
+    return ti.Vector([impl.subscript(None, array, *index, c) for c in range(n)])
+
+
+def numpy_dtype(dtype):
+    return np.float32 if dtype == ti.f32 else np.float64

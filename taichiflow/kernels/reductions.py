@@ -1,0 +1,369 @@
+"""Reductions over the cells: the step check (W, the CFL rate, admissibility, the model's
+globals), the diagnostics (totals of U, extremes of W, the model's reduced fields) and the
+counters (face fallbacks, cells the model repaired).
+
+Each reduces in registers along chunks of x, then into REDUCTION_SLOTS addresses by integer
+atomics on order-preserving bits (kernels/ordered.py), then one kernel combines the slots:
+one atomic per cell on a single address serialised the GPU (14 ms at 256^3), and 262,144
+atomics on one address per step still took 0.8 ms on an H100.
+
+The fields are created in the order the solver asks for them: that order places them in
+Taichi's trees, which the generated code addresses (tests/kernel_fingerprints.py).
+"""
+import numpy as np
+import taichi as ti
+
+from ..layout import component, permute
+from .clock import HALT, RUNNING
+from .indexing import int64_max, int64_min, linear_index, with_axis0
+from .ordered import (HIGHEST_KEY, LOWEST_KEY, NO_BAD_CELL, fill_keys, from_ordered_bits, ordered_bits,
+                      ordered_value)
+
+REDUCTION_CHUNK = 64
+REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
+
+
+def chunk_ranges(cells):
+    """The thread grid of a chunked reduction: chunks of REDUCTION_CHUNK cells along x."""
+    chunk = REDUCTION_CHUNK
+    return [(0, (cells[0] + chunk - 1) // chunk)] + [(0, cells[d]) for d in range(1, len(cells))]
+
+
+class StepCheck:
+    """The primitives kernels (W from U, the ghost layers, the model's repair) and the check of
+    a new state: CFL rate, first bad cell, the model's global values; finish_step hands the
+    result to the device clock."""
+
+    def __init__(self, n_globals: int):
+        self.max_rate = ti.field(ti.i64, shape=())
+        self.bad_cell = ti.field(ti.i64, shape=())  # NO_BAD_CELL between checks (combine_check)
+        self.rate_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)
+        self.key_slots = ti.Vector.field(n_globals, ti.i64, shape=REDUCTION_SLOTS)
+        self.rate_slots.fill(0)
+        self.bad_cell[None] = NO_BAD_CELL
+        fill_keys(self.key_slots, LOWEST_KEY)
+        # Rare events (a bad cell, a repaired one) go to slots as well, though their atomics
+        # seldom run: Taichi turns an atomic on a 0-D field inside a parallel loop into a
+        # thread-local value that every thread adds to the field when it ends, taken or not.
+        # That was 1.08M atomics on one address per primitives launch of a model with repair()
+        # (1.12 ms of it at 256^3 on an H200) and 262,144 per check.
+        self.bad_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)
+        fill_keys(self.bad_slots, NO_BAD_CELL)
+        self.repair_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)  # cells the model's repair() changed
+
+    def build(self, phys, cells, dx, U, W, copy_to_ghosts, clock, global_keys, global_values):
+        """The kernels: primitives, check_and_primitives, combine_check, finish_step."""
+        dim = len(cells)
+        to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
+        inv_dx = [1.0 / h for h in dx]
+        model_globals = list(phys.model.globals)
+        repairs = "repair" in phys.model.functions
+        repair_slots, bad_slots, slots = self.repair_slots, self.bad_slots, REDUCTION_SLOTS
+        rate_slots, key_slots, max_rate_key, bad_cell = self.rate_slots, self.key_slots, self.max_rate, self.bad_cell
+        chunk = REDUCTION_CHUNK
+        chunks = chunk_ranges(cells)
+        chunk_shape = [b for _, b in chunks]
+
+        @ti.func
+        def max_rate(w):
+            rate = 0.0
+            for d in ti.static(range(dim)):
+                smin, smax = phys.signal_speeds(permute(w, to_normal_W[d]))
+                rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * inv_dx[d])
+            return rate
+
+        @ti.func
+        def repaired_primitive(I):
+            """W of cell I, after the model's repair() of U where W is inadmissible."""
+            w = phys.prim(U[I])
+            if ti.static(repairs):
+                if not phys.admissible(w):
+                    u = phys.repair(U[I], w)
+                    U[I] = u
+                    w = phys.prim(u)
+                    ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
+            return w
+
+        @ti.kernel
+        def primitives():
+            for I in ti.grouped(ti.ndrange(*cells)):
+                w = repaired_primitive(I)
+                W[I] = w
+                copy_to_ghosts(I, w)
+
+        @ti.kernel
+        def check_and_primitives(always: ti.i32):
+            """always = 0: only while the device clock runs (after a halted step U is unchanged,
+            and a cell that repair() cannot mend would be counted again)."""
+            checking = always != 0 or clock.counts[HALT] == RUNNING
+            for chunk_index in ti.grouped(ti.ndrange(*chunks)):
+                if not checking:
+                    continue
+                rate = 0.0
+                bad = int64_max()
+                keys = ti.Vector([int64_min() for _ in ti.static(model_globals)] or [0], ti.i64)
+                for i in range(component(chunk_index, 0) * chunk,
+                               ti.min(component(chunk_index, 0) * chunk + chunk, cells[0])):
+                    I = with_axis0(chunk_index, i, dim)
+                    w = repaired_primitive(I)
+                    W[I] = w
+                    copy_to_ghosts(I, w)
+                    rate = ti.max(rate, max_rate(w))
+                    if not phys.admissible(w):
+                        bad = ti.min(bad, linear_index(I, cells))
+                    for k in ti.static(range(len(model_globals))):
+                        keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
+                slot = ti.cast(linear_index(chunk_index, chunk_shape) % slots, ti.i32)
+                ti.atomic_max(rate_slots[slot], ordered_bits(rate))
+                if bad != int64_max():  # rare
+                    ti.atomic_min(bad_slots[slot], bad)
+                for k in ti.static(range(len(model_globals))):
+                    ti.atomic_max(key_slots[slot][k], keys[k])
+
+        @ti.func
+        def merge_slot(s):
+            """Slot s into max_rate, bad_cell and the model's globals; the slot starts over."""
+            ti.atomic_max(max_rate_key[None], rate_slots[s])
+            rate_slots[s] = 0
+            ti.atomic_min(bad_cell[None], bad_slots[s])
+            bad_slots[s] = int64_max()
+            for k in ti.static(range(len(model_globals))):
+                ti.atomic_max(global_keys[None][k], key_slots[s][k])
+                key_slots[s][k] = int64_min()
+
+        @ti.func
+        def start_merge():
+            max_rate_key[None] = 0
+            for k in ti.static(range(len(model_globals))):
+                global_keys[None][k] = int64_min()
+
+        @ti.func
+        def publish_globals():
+            for k in ti.static(range(len(model_globals))):
+                global_values[None][k] = ordered_value(global_keys[None][k])
+
+        @ti.kernel
+        def combine_check() -> ti.types.vector(2, ti.i64):
+            """Slots into max_rate and the model's globals; the slots start over. Returns (max
+            rate as ordered bits, bad cell) and resets the bad cell: one read back per check."""
+            start_merge()
+            for s in range(slots):
+                merge_slot(s)
+            publish_globals()
+            found = ti.Vector([max_rate_key[None], bad_cell[None]], ti.i64)
+            bad_cell[None] = int64_max()
+            return found
+
+        @ti.kernel
+        def finish_step():
+            """combine_check's merge, then the device clock finishes the step (no read back).
+            Once the clock has halted the check is skipped and the combined values stay."""
+            running = clock.counts[HALT] == RUNNING
+            if running:
+                start_merge()
+            for s in range(slots):
+                merge_slot(s)
+            if running:
+                publish_globals()
+            clock.finish(ordered_value(max_rate_key[None]), bad_cell[None], int64_max())
+            bad_cell[None] = int64_max()
+
+        self.primitives, self.check_and_primitives = primitives, check_and_primitives
+        self.combine_check, self.finish_step = combine_check, finish_step
+
+    def check(self) -> tuple:
+        """W, the CFL rate and admissibility of U: (max rate, bad cell's linear index or None)."""
+        self.check_and_primitives(1)
+        found = self.combine_check()
+        rate, bad = float(from_ordered_bits(int(found[0]))), int(found[1])
+        return rate, (None if bad == NO_BAD_CELL else bad)
+
+    def take_repair_count(self) -> int:
+        """Cells changed by the model's repair() since the last call."""
+        count = int(self.repair_slots.to_numpy().sum())
+        self.repair_slots.fill(0)
+        return count
+
+
+class FallbackCounter:
+    """Face states replaced by first-order values, counted per sweep thread (per warp with
+    shuffles), not on one address: an atomic counter in the face kernel made it 2-5x slower on
+    an H200 even where it never fired. The counters serve every sweep (axes run one after the
+    other); the sum is taken on demand."""
+
+    def __init__(self, plan):
+        self.enabled = plan.fallback
+        self.fallbacks = ti.field(ti.i32, shape=max(plan.fallback_counters(d) for d in range(plan.dim))
+                                  if plan.fallback else ())
+        self.fallback_total = ti.field(ti.i64, shape=())
+
+    def build(self):
+        fallbacks, fallback_total = self.fallbacks, self.fallback_total
+
+        @ti.kernel
+        def sum_fallbacks():
+            for I in ti.grouped(fallbacks):
+                if fallbacks[I] != 0:
+                    ti.atomic_add(fallback_total[None], ti.cast(fallbacks[I], ti.i64))
+
+        self._sum = sum_fallbacks
+
+    def take(self) -> int:
+        """Face states replaced since the last call."""
+        if not self.enabled:
+            return 0
+        self.fallback_total[None] = 0
+        self._sum()
+        self.fallbacks.fill(0)
+        return int(self.fallback_total[None])
+
+    def resident_bytes(self) -> int:
+        return int(np.prod(self.fallbacks.shape)) * 4
+
+
+class Diagnostics:
+    """Totals of U (f64), extremes of W and the model's reduced derived fields, over the
+    cells. Its results name their own columns (`columns`, in the order of `values`)."""
+
+    def __init__(self, phys):
+        n_conserved, n_primitive = phys.U.n, phys.W.n
+        self.phys = phys
+        self.totals = ti.Vector.field(n_conserved, ti.f64, shape=())
+        self.w_min = ti.Vector.field(n_primitive, ti.i64, shape=())
+        self.w_max = ti.Vector.field(n_primitive, ti.i64, shape=())
+        self.total_slots = ti.Vector.field(n_conserved, ti.f64, shape=REDUCTION_SLOTS)
+        self.low_slots = ti.Vector.field(n_primitive, ti.i64, shape=REDUCTION_SLOTS)
+        self.high_slots = ti.Vector.field(n_primitive, ti.i64, shape=REDUCTION_SLOTS)
+        # The model's reduced derived fields: max/min as ordered keys, sums in f64.
+        self.reduced = list(phys.model.reductions.items())
+        width = max(len(self.reduced), 1)
+        self.reduced_keys = ti.Vector.field(width, ti.i64, shape=())
+        self.reduced_sums = ti.Vector.field(width, ti.f64, shape=())
+        self.reduced_key_slots = ti.Vector.field(width, ti.i64, shape=REDUCTION_SLOTS)
+        self.reduced_sum_slots = ti.Vector.field(width, ti.f64, shape=REDUCTION_SLOTS)
+        fill_keys(self.low_slots, HIGHEST_KEY)
+        fill_keys(self.high_slots, LOWEST_KEY)
+        identities = [HIGHEST_KEY if how == "min" else LOWEST_KEY for _, how in self.reduced] or [0]
+        self.reduced_key_slots.from_numpy(np.tile(np.array(identities, dtype=np.int64), (REDUCTION_SLOTS, 1)))
+
+    def columns(self) -> list:
+        """Column names of `values`: total_<U component>, min_/max_<W component>, <how>_<field>."""
+        model = self.phys.model
+        names = [f"total_{c}" for c in model.conserved.component_names()]
+        for c in model.primitive.component_names():
+            names += [f"min_{c}", f"max_{c}"]
+        return names + [f"{how}_{name}" for name, how in self.reduced]
+
+    def build(self, cells, U):
+        self._reduce, self._combine = _diagnostics_kernels(self, cells, U)
+
+    def reduce(self, volume: float):
+        """(f64 totals of U times the cell volume, min of W, max of W, {column: reduced field})."""
+        self._reduce()
+        self._combine()
+        keys, sums = from_ordered_bits(self.reduced_keys.to_numpy()), self.reduced_sums.to_numpy()
+        derived = {f"{how}_{name}": float(sums[r] * volume if how == "sum" else keys[r])
+                   for r, (name, how) in enumerate(self.reduced)}
+        return (self.totals.to_numpy() * volume, from_ordered_bits(self.w_min.to_numpy()),
+                from_ordered_bits(self.w_max.to_numpy()), derived)
+
+    def values(self, volume: float) -> list:
+        """One diagnostics row's reduced values, in the order of `columns`."""
+        totals, w_min, w_max, derived = self.reduce(volume)
+        row = [float(x) for x in totals]
+        for lo, hi in zip(w_min, w_max):
+            row += [float(lo), float(hi)]
+        return row + list(derived.values())
+
+
+def _diagnostics_kernels(diag: Diagnostics, cells, U):
+    """(reduce into the slots, combine the slots into the results)."""
+    phys, dim = diag.phys, len(cells)
+    n_conserved, n_primitive = phys.U.n, phys.W.n
+    reduced = diag.reduced
+    reduced_keys, reduced_sums = diag.reduced_keys, diag.reduced_sums
+    total_slots, low_slots, high_slots = diag.total_slots, diag.low_slots, diag.high_slots
+    key_slots, sum_slots = diag.reduced_key_slots, diag.reduced_sum_slots
+    totals, w_min, w_max = diag.totals, diag.w_min, diag.w_max
+    slots, chunk = REDUCTION_SLOTS, REDUCTION_CHUNK
+    chunks = chunk_ranges(cells)
+    chunk_shape = [b for _, b in chunks]
+
+    @ti.func
+    def key_identities():
+        """Start values of the derived keys: the largest for a min, the smallest for a max."""
+        return ti.Vector([int64_max() if how == "min" else int64_min() for _, how in reduced] or [0], ti.i64)
+
+    @ti.func
+    def merge_keys(into: ti.template(), keys):
+        """Atomic min or max, as each derived key asks, of keys into the vector `into` (a
+        field element, by reference)."""
+        for r in ti.static(range(len(reduced))):
+            if ti.static(reduced[r][1] == "max"):
+                ti.atomic_max(into[r], keys[r])
+            elif ti.static(reduced[r][1] == "min"):
+                ti.atomic_min(into[r], keys[r])
+
+    @ti.kernel
+    def diagnostics():
+        """f64 totals of U and min/max of prim(U), reduced in registers per x-chunk, then
+        into the slots (one address per quantity serialised the chunks' atomics)."""
+        for chunk_index in ti.grouped(ti.ndrange(*chunks)):
+            total = ti.Vector([0.0] * n_conserved, ti.f64)
+            low = ti.Vector([int64_max()] * n_primitive, ti.i64)
+            high = ti.Vector([int64_min()] * n_primitive, ti.i64)
+            keys = key_identities()
+            sums = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+            for i in range(component(chunk_index, 0) * chunk, ti.min(component(chunk_index, 0) * chunk + chunk,
+                                                                       cells[0])):
+                u = U[with_axis0(chunk_index, i, dim)]
+                total += ti.cast(u, ti.f64)
+                w = phys.prim(u)
+                for k in ti.static(range(n_primitive)):
+                    key = ordered_bits(w[k])
+                    low[k] = ti.min(low[k], key)
+                    high[k] = ti.max(high[k], key)
+                for r in ti.static(range(len(reduced))):
+                    value = phys.derived(reduced[r][0], w)
+                    if ti.static(reduced[r][1] == "sum"):
+                        sums[r] += ti.cast(value, ti.f64)
+                    elif ti.static(reduced[r][1] == "max"):
+                        keys[r] = ti.max(keys[r], ordered_bits(value))
+                    else:
+                        keys[r] = ti.min(keys[r], ordered_bits(value))
+            slot = ti.cast(linear_index(chunk_index, chunk_shape) % slots, ti.i32)
+            for k in ti.static(range(n_conserved)):
+                ti.atomic_add(total_slots[slot][k], total[k])
+            for k in ti.static(range(n_primitive)):
+                ti.atomic_min(low_slots[slot][k], low[k])
+                ti.atomic_max(high_slots[slot][k], high[k])
+            for r in ti.static(range(len(reduced))):
+                if ti.static(reduced[r][1] == "sum"):
+                    ti.atomic_add(sum_slots[slot][r], sums[r])
+            merge_keys(key_slots[slot], keys)
+
+    @ti.kernel
+    def combine_diagnostics():
+        """Slots into the results (which start over here); the slots start over too."""
+        totals[None] = ti.Vector([0.0] * n_conserved, ti.f64)
+        w_min[None] = ti.Vector([int64_max()] * n_primitive, ti.i64)
+        w_max[None] = ti.Vector([int64_min()] * n_primitive, ti.i64)
+        reduced_keys[None] = key_identities()
+        reduced_sums[None] = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+        for s in range(slots):
+            for k in ti.static(range(n_conserved)):
+                ti.atomic_add(totals[None][k], total_slots[s][k])
+            for k in ti.static(range(n_primitive)):
+                ti.atomic_min(w_min[None][k], low_slots[s][k])
+                ti.atomic_max(w_max[None][k], high_slots[s][k])
+            for r in ti.static(range(len(reduced))):
+                if ti.static(reduced[r][1] == "sum"):
+                    ti.atomic_add(reduced_sums[None][r], sum_slots[s][r])
+            merge_keys(reduced_keys[None], key_slots[s])
+            total_slots[s] = ti.Vector([0.0] * n_conserved, ti.f64)
+            low_slots[s] = ti.Vector([int64_max()] * n_primitive, ti.i64)
+            high_slots[s] = ti.Vector([int64_min()] * n_primitive, ti.i64)
+            key_slots[s] = key_identities()
+            sum_slots[s] = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+
+    return diagnostics, combine_diagnostics

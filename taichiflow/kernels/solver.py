@@ -1,0 +1,237 @@
+"""The solver: the fields of one kernel plan and the launches of its kernels.
+
+One right-hand-side evaluation is
+
+    primitives   W = prim(U) on the block's cells (+ CFL rate, admissibility, globals at stage 1);
+                 a cell beside a boundary also writes the ghost cells of W that copy it
+                 (kernels/boundaries.py); then the halo exchange fills faces between blocks
+    per sweep    the walk along an axis computes the face fluxes and the stage update
+                 (kernels/sweeps.py; the last axis maybe through warp shuffles,
+                 kernels/shuffles.py); the stage's last sweep updates U
+
+and after the last stage the check of the new state hands its rate to the device clock
+(kernels/clock.py), which plans the next dt. The plan (kernels/plan.py) decided every shape;
+this module only allocates and launches.
+"""
+from typing import NamedTuple
+
+import numpy as np
+import taichi as ti
+
+from .. import taichi_patches  # noqa: F401  (before any field is made)
+from ..numerics.reconstruction import make_reconstruction
+from ..numerics.riemann import RIEMANN_SOLVERS
+from ..numerics.variables import make_variables
+from .boundaries import make_boundaries
+from .clock import DeviceClock
+from .faces import FaceScheme, SweepContext
+from .halo import SingleBlock
+from .reductions import Diagnostics, FallbackCounter, StepCheck
+from .shuffles import make_shuffle_sweep, make_shuffle_walk
+from .state_arrays import StateArrays
+from .sweeps import make_walk_sweep
+from .transfer import StateTransfer
+
+
+class Grid(NamedTuple):
+    """The block of cells a solver holds and its extent."""
+    cells: tuple
+    lower: tuple
+    upper: tuple
+
+    @property
+    def dx(self) -> tuple:
+        return tuple((float(b) - float(a)) / n for a, b, n in zip(self.lower, self.upper, self.cells))
+
+
+class Boundaries(NamedTuple):
+    """Per axis the kinds of its lower and upper face; the constant state of each inflow face
+    ({(axis, side): primitive vector})."""
+    kinds: tuple
+    inflow: dict
+
+
+class Solver:
+    """Fields and compiled kernels of one (bound model, plan, grid, boundaries)."""
+
+    def __init__(self, phys, plan, grid: Grid, boundaries: Boundaries, halo=None):
+        self.phys, self.plan = phys, plan
+        self.cells = plan.cells
+        self.dim = plan.dim
+        self.lower = tuple(float(x) for x in grid.lower)
+        self.dx = grid.dx
+        self.dtype = phys.dtype
+        self.halo = halo or SingleBlock()
+        n_globals = max(len(phys.model.globals), 1)
+        self.global_keys = ti.Vector.field(n_globals, ti.i64, shape=())  # the globals' max reduction
+        self.schemes = [self._face_scheme(scheme) for scheme in plan.schemes]
+        assert max(s.recon.ghost for s in self.schemes) == plan.ghost, "the registry's stencil reach is off"
+        self.ghost = plan.ghost
+        n_conserved, n_primitive = phys.U.n, phys.W.n
+
+        # Structure of arrays: each component is its own array, so neighbouring threads read
+        # neighbouring addresses (AoS measured 1.9x slower on an H200, docs/performance.md).
+        # Aligned on lines and sectors (state_arrays), in a tree of their own. U0 (the state at
+        # the start of the step) serves SSP stages, retries and the last good state written
+        # when a run fails; without them it is not allocated (nU values per cell).
+        state = StateArrays(self.dtype)
+        self.U = state.vector(n_conserved, self.cells)
+        self.U0 = state.vector(n_conserved, self.cells) if plan.keep_last_good else None
+        self.R = state.vector(n_conserved, self.cells)
+        self.W = state.vector(n_primitive, self.cells, ghosts=plan.ghost)
+        state.place()
+        self._state_arrays = state
+        self.inflow = ti.Vector.field(n_primitive, self.dtype, shape=(max(self.dim, 1), 2))
+        self.R.fill(0.0)
+        for (axis, side), values in boundaries.inflow.items():
+            self.inflow[axis, side] = ti.Vector(list(values))
+        # (the order of the fields below places them in Taichi's trees: kernels/reductions.py)
+        self.step_check = StepCheck(n_globals)
+        self.clock = DeviceClock(self.dtype)  # t and dt of the sweeps (run_steps)
+        self.fallback_counter = FallbackCounter(plan)
+        self.diagnostics = Diagnostics(phys)
+        self._build(boundaries)
+        if self._fill_inflow:  # constant ghost faces: filled once
+            self._fill_inflow()
+
+    def _face_scheme(self, scheme) -> FaceScheme:
+        """The face numerics of a [scheme] table."""
+        recon = make_reconstruction(scheme, self.phys)
+        # FORCE-type fluxes scale dt/dx by the dimension (seed 000's alpha): the grid's property.
+        riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
+        return FaceScheme(recon, riemann, make_variables(scheme.get("variables", "primitive"), self.phys))
+
+    def _build(self, boundaries: Boundaries):
+        phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim
+        copy_to_ghosts, self._fill_inflow = make_boundaries(phys, cells, plan.ghost, self.W, self.inflow,
+                                                            boundaries.kinds)
+        self.step_check.build(phys, cells, self.dx, self.U, self.W, copy_to_ghosts, self.clock, self.global_keys,
+                              phys.globals_field)
+        n_conserved = phys.U.n
+        ctx = SweepContext(phys=phys, plan=plan, dtype=self.dtype, cells=cells, dx=self.dx, lower=self.lower,
+                           inv_dx=[1.0 / h for h in self.dx], U=self.U, U0=self.U0, R=self.R, W=self.W,
+                           fallbacks=self.fallback_counter.fallbacks, clock=self.clock,
+                           to_normal_W=[phys.W.rotation(d, True) for d in range(dim)],
+                           to_global_F=[phys.U.rotation(d, False) + list(range(n_conserved, phys.n_flux))
+                                        for d in range(dim)])
+        self._sweeps = [self._stage_sweeps(ctx, scheme, per_cell)
+                        for scheme, per_cell in zip(self.schemes, plan.per_cell)]
+        self._launches = plan.launches()
+        U, U0 = self.U, self.U0
+
+        @ti.kernel
+        def restore_state():
+            for I in ti.grouped(ti.ndrange(*cells)):
+                U[I] = U0[I]
+
+        self._restore_state = restore_state if U0 is not None else None
+        self.diagnostics.build(cells, self.U)
+        self.fallback_counter.build()
+        self.transfer = StateTransfer(phys, cells, self.dtype, self.U, self.W)
+
+    def _stage_sweeps(self, ctx, scheme: FaceScheme, per_cell: bool) -> list:
+        """The sweeps of one stage, in launch order (the plan's walked axes)."""
+        plan = self.plan
+        sweeps = []
+        for k, axis in enumerate(plan.walked):
+            across = plan.across if k == 0 else ()
+            if plan.shuffle_in_walk and k == 0:
+                sweeps.append(make_shuffle_walk(ctx, axis, scheme, per_cell, across))
+            elif plan.shuffle_sweep and axis == self.dim - 1:
+                sweeps.append(make_shuffle_sweep(ctx, scheme, per_cell))
+            else:
+                sweeps.append(make_walk_sweep(ctx, axis, k == len(plan.walked) - 1, scheme, per_cell, across))
+        return sweeps
+
+    # --- stepping -----------------------------------------------------------------------------
+    def check_state(self):
+        """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
+        rate, bad = self.step_check.check()
+        self.halo.exchange_ghosts(self.W)
+        return self.halo.reduce_global(rate, bad)
+
+    def step(self, dt: float, t: float, retry: bool = False):
+        """One time step of dt from t; `check_state` must have run on the current U. retry: with
+        the [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
+        self.clock.set(t, dt)
+        self._launch_stages(retry)
+
+    def run_steps(self, count: int):
+        """Up to `count` steps with the time step on the device (kernels/clock.py), each
+        checked, without a read back: after clock.start, or after the last of these."""
+        check = self.step_check
+        for _ in range(count):
+            self._launch_stages()
+            check.check_and_primitives(0)
+            self.halo.exchange_ghosts(self.W)
+            self.halo.reduce_global_in_step(check)
+            check.finish_step()
+
+    def _launch_stages(self, retry: bool = False):
+        sweeps = self._sweeps[1 if retry else 0]
+        for s, stage in enumerate(self.plan.stages):
+            if s > 0:
+                self.step_check.primitives()  # (also the ghost layers: kernels/boundaries.py)
+                self.halo.exchange_ghosts(self.W)
+            for k, sweep in enumerate(sweeps):
+                a = stage.a if k == 0 else 1.0
+                stage_bits, compiled_flags = self._launches[s][k]
+                sweep(stage.time, a, stage.c0, stage.c1, stage.c2, stage_bits, compiled_flags)
+
+    def restore_last_good(self) -> bool:
+        """U back to the state at the start of the last step; False where it was not kept."""
+        if self._restore_state is None:
+            return False
+        self._restore_state()
+        return True
+
+    def refresh_primitives(self):
+        self.step_check.primitives()
+        self.halo.exchange_ghosts(self.W)
+
+    # --- state, counters and reductions ---------------------------------------------------------
+    def primitive_array(self) -> np.ndarray:
+        """Interior primitive state as a numpy array (refresh_primitives first)."""
+        return self.transfer.primitive_array()
+
+    def conserved_array(self) -> np.ndarray:
+        return self.transfer.conserved_array()
+
+    def set_primitive(self, w: np.ndarray):
+        self.transfer.set_primitive(w)
+
+    def set_conserved(self, u: np.ndarray):
+        self.transfer.set_conserved(u)
+
+    def derived_array(self, name: str) -> np.ndarray:
+        return self.transfer.derived_array(name)
+
+    @property
+    def cell_volume(self) -> float:
+        return float(np.prod(self.dx))
+
+    def reductions(self):
+        """f64 totals of U (times cell volume), min/max of prim(U) and the model's reduced fields."""
+        return self.diagnostics.reduce(self.cell_volume)
+
+    def take_repair_count(self) -> int:
+        return self.step_check.take_repair_count()
+
+    def take_fallback_count(self) -> int:
+        return self.fallback_counter.take()
+
+    def cell(self, linear_index: int) -> tuple:
+        return tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
+
+    @property
+    def sweeps_per_stage(self) -> int:
+        return len(self.plan.walked)
+
+    def modelled_bytes_per_cell_step(self) -> int:
+        return self.plan.modelled_bytes_per_cell_step(self.phys.U.n, self.phys.W.n, bool(self.phys.advected_indices))
+
+    def resident_bytes(self) -> int:
+        """Device bytes of the state arrays and the fallback counters."""
+        size = 4 if self.dtype == ti.f32 else 8
+        total = sum(int(np.prod(f.shape)) * f.n * size for f in (self.U, self.U0, self.R, self.W) if f is not None)
+        return total + self.fallback_counter.resident_bytes()
