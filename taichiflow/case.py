@@ -556,15 +556,15 @@ SCHEMA = Table({
         "segment": Key(Segments(), []),
         "block_dim": Key(Int(ge=0), 0),
         # Reconstruct each cell once for both its faces, or each face from its own stencil
-        # (the same formulas; auto: the faster one where measured, compiler.RECONSTRUCT_PER_FACE).
+        # (the same formulas; auto: the faster one where measured, kernels.plan.RECONSTRUCT_PER_FACE).
         "reconstruct": Key(Choice("auto", "cell", "face"), "auto"),
         # Solve the last axis with a thread per face, the neighbour's flux through a warp
         # shuffle, in a sweep of its own (true) or inside the walk along x ("walk"), instead
-        # of walking segments of it (CUDA; auto: where measured faster, compiler.SHUFFLE_LAST_AXIS).
+        # of walking segments of it (CUDA; auto: where measured faster, kernels.plan.SHUFFLE_LAST_AXIS).
         "shuffle": Key(Choice("auto", True, False, "walk"), "auto"),
         # One sweep per stage: the walk along x also solves each cell's faces along the other
         # axes (twice each, the last axis once with shuffle = "walk", but R and W cross memory
-        # once; auto: compiler.FUSE_MAX_GHOST, FUSED_SHUFFLE_MIN_GHOST).
+        # once; auto: kernels.plan.FUSE_MAX_GHOST, FUSED_SHUFFLE_MIN_GHOST).
         "fuse": Key(Choice("auto", True, False), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),

@@ -53,7 +53,7 @@ def _toml_state(layout, w) -> str:
 def build_simulation(model_path, params: dict, layout, state, recon: str, riemann: str):
     """A Simulation of the uniform `state` on a periodic CELLS^3 box (CPU, f64, no fast math)."""
     from .case import load_case
-    from .simulation import Simulation
+    from .run import Simulation
 
     text = CASE.format(path=json.dumps(str(Path(model_path).resolve())),
                        params="{ " + ", ".join(f"{k} = {float(v)!r}" for k, v in params.items()) + " }",

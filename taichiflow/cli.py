@@ -81,8 +81,8 @@ def main(argv=None) -> int:
 
 def _run(args) -> int:
     from .case import load_case
-    from .runlog import RunLog
-    from .simulation import RunInterrupted, Simulation, SimulationError
+    from .run.log import RunLog
+    from .run import RunInterrupted, Simulation, SimulationError
 
     overrides = list(args.set)
     if args.arch:
@@ -106,6 +106,8 @@ def _run(args) -> int:
                   f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
                   f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + "
                   f"{case['scheme']['integrator']}")
+        for line in sim.plan.describe().splitlines():
+            log.write(line)
         if restart:
             log.write(f"restarting from {restart}")
         try:

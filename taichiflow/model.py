@@ -228,7 +228,7 @@ def shipped_models_dir() -> Path:
 
 
 def load_model(name: str, search_dirs=()) -> Model:
-    """Import a model file and check its declaration (not its kernels: see compiler.check_model)."""
+    """Import a model file and check its declaration (not its kernels: see loadcheck.check_model)."""
     path = find_model_file(name, search_dirs)
     module_name = f"taichiflow_model_{path.stem}_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(module_name, path)

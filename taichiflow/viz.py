@@ -726,9 +726,8 @@ def view_command(args) -> int:
 
 
 def attach_renderer(sim, log=print) -> bool:
-    """`taichiflow run --render`: make `sim.write_snapshot()` also write snapshot_NNNNN.png.
-
-    Wraps the Simulation's method on the instance, so the time loop is unchanged. Without
+    """`taichiflow run --render`: a picture (snapshot_NNNNN.png) of every snapshot the run
+    writes, drawn by a listener of its outputs (run/outputs.py: Outputs.on_snapshot). Without
     pyvista, or after a rendering error, it says so once and the run goes on without pictures.
     """
     if pv is None:
@@ -736,20 +735,18 @@ def attach_renderer(sim, log=print) -> bool:
         return False
     series = Series([], case=sim.case, cache=1)
     state = {"viewer": None, "failed": False}
-    write_snapshot = sim.write_snapshot
 
-    def write_snapshot_and_picture():
-        path = write_snapshot()
-        if not state["failed"]:
-            try:
-                series.append(sim.t, path)
-                if state["viewer"] is None:
-                    state["viewer"] = Viewer(series, off_screen=True)
-                state["viewer"].screenshot(Path(path).with_suffix(".png"), len(series) - 1)
-            except Exception as err:  # a picture must never end a run
-                state["failed"] = True
-                log(f"--render: rendering failed ({type(err).__name__}: {err}); the run goes on without pictures")
-        return path
+    def draw(t, path):
+        if state["failed"]:
+            return
+        try:
+            series.append(t, path)
+            if state["viewer"] is None:
+                state["viewer"] = Viewer(series, off_screen=True)
+            state["viewer"].screenshot(Path(path).with_suffix(".png"), len(series) - 1)
+        except Exception as err:  # a picture must never end a run
+            state["failed"] = True
+            log(f"--render: rendering failed ({type(err).__name__}: {err}); the run goes on without pictures")
 
-    sim.write_snapshot = write_snapshot_and_picture
+    sim.outputs.on_snapshot(draw)
     return True

@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 
 from taichiflow.case import load_case
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"

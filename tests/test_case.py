@@ -10,7 +10,7 @@ from taichiflow.case import (CaseError, Choice, dump_toml, load_case, schema_ent
                              validate_state)
 from taichiflow.initial import cell_centers, initial_primitive, region_distance, state_vector
 from taichiflow.model import load_model
-from taichiflow.setup import resolve_states
+from taichiflow.run.states import resolve_states
 
 try:
     import tomllib
@@ -330,7 +330,7 @@ def test_validate_state_partial():
 
 
 def validate_states(case):
-    """The model-dependent half of validation, as a run does it (taichiflow.setup)."""
+    """The model-dependent half of validation, as a run does it (taichiflow.run.states)."""
     initial, _, _ = resolve_states(case, load_model("euler"), {"gamma": 1.4})
     return {**case, "initial": initial}
 

@@ -5,7 +5,8 @@ import numpy as np
 
 from helpers import CASES, precise
 from taichiflow.case import load_case
-from taichiflow.simulation import STEPS_PER_READ_BACK, Simulation
+from taichiflow.run import Simulation
+from taichiflow.run.driver import STEPS_PER_READ_BACK
 
 
 def sod(arch):

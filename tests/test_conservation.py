@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from helpers import case_from_text, precise
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 PERIODIC = """
 [model]

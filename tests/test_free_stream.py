@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from helpers import case_from_text, precise
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 RECONSTRUCTIONS = [("first_order", "mc"), ("plm", "minmod"), ("plm", "mc"), ("weno5", "mc")]
 RIEMANN = ["rusanov", "hll", "hllc"]

@@ -1,9 +1,10 @@
 """The DSL hooks later models need: advected variables, sources, per-step global values."""
 import numpy as np
+import pytest
 
 from helpers import CASES, case_from_text, precise, simulate
 from taichiflow.case import load_case
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 EULER = (CASES.parent / "models" / "euler.py").read_text()
 
@@ -152,3 +153,27 @@ def test_global_value_is_the_grid_maximum_each_step(tmp_path):
     sim.advance(dt)
     # one Euler step of q' = cos(0) - qmax with qmax = 3 taken over the whole grid
     assert np.allclose(sim.fields()["q"], q0 + dt * (1.0 - 3.0), rtol=0, atol=1e-15)
+
+
+def test_a_derived_field_may_read_a_global_value(tmp_path):
+    """q / qmax as an output field and a reduced diagnostics column: the global is the grid
+    maximum of the last check (it ended the run with a raw KeyError at the first snapshot)."""
+    path = tmp_path / "ode.py"
+    path.write_text(SCALAR + '''
+
+@model.derive("q_over_max", reduce="min")
+def q_over_max(W, qmax):
+    return W.q / qmax
+''')
+    text = ODE_CASE.format(model=path, integrator="euler", cfl=0.5, k=0.0) + "[output]\nfields = ['q', 'q_over_max']\n"
+    (tmp_path / "out").mkdir()
+    sim = Simulation(precise(case_from_text(tmp_path, text)), out_dir=tmp_path / "out")
+    q0 = np.linspace(1.0, 4.0, 8)
+    sim.set_primitive(q0[:, None])
+    sim.solver.check_state()  # the check computes qmax
+    fields = sim.fields()
+    np.testing.assert_allclose(fields["q_over_max"], q0 / 4.0, rtol=1e-15)
+    row = dict(zip(sim.diagnostics_columns(), sim.diagnostics_row()))
+    assert row["min_q_over_max"] == pytest.approx(0.25, rel=1e-15)
+    sim.write_snapshot()
+    assert (tmp_path / "out" / "snapshot_00000.vti").is_file()

@@ -7,7 +7,7 @@ import pytest
 from helpers import CASES, case_from_text, precise, simulate
 from taichiflow.case import load_case
 from taichiflow.model import ModelError, load_model
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 ADVECTION = '''
 """Linear advection of a scalar q at speed a along the face normal."""

@@ -2,7 +2,7 @@
 import pytest
 
 from helpers import case_from_text, precise
-from taichiflow.simulation import Simulation, SimulationError
+from taichiflow.run import Simulation, SimulationError
 from test_symmetry import BLAST
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import CASES, precise
 from taichiflow.case import load_case
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 
 def collapse_time_ratio(cells: int, arch: str) -> float:

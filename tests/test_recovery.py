@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from helpers import case_from_text, precise
-from taichiflow.simulation import Simulation, SimulationError
+from taichiflow.run import Simulation, SimulationError
 from test_two_phase import ADVECTION
 
 # A sharp (staircase) air bubble at 5x the water's pressure on 24 x 20 cells: WENO5-Z + HLLC

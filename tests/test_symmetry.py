@@ -4,7 +4,7 @@ import pytest
 
 from helpers import CASES, case_from_text, precise, simulate
 from taichiflow.case import load_case
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 SOD_ALONG = {0: ([400, 1, 1], [1.0, 0.1, 0.1]), 1: ([1, 400, 1], [0.1, 1.0, 0.1]), 2: ([1, 1, 400], [0.1, 0.1, 1.0])}
 

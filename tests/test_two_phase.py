@@ -5,7 +5,7 @@ import pytest
 from exact_riemann import exact_riemann
 from helpers import CASES, case_from_text, precise, simulate
 from taichiflow.case import load_case
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 WATER = dict(gamma=4.4, pc_left=0.6)
 

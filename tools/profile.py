@@ -8,7 +8,7 @@ import sys
 
 import taichi as ti
 
-import taichiflow.simulation as simulation
+import taichiflow.run as simulation
 from taichiflow.bench import run_benchmark
 
 _init = ti.init

@@ -14,7 +14,7 @@ import time
 import taichi as ti
 
 from taichiflow.bench import benchmark_case, set_smooth_wave
-from taichiflow.simulation import Simulation
+from taichiflow.run import Simulation
 
 
 def per_step_ms(run_steps, steps: int) -> float:

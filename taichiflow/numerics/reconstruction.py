@@ -412,7 +412,7 @@ def make_muscl_hancock_reconstruction(scheme: dict, phys) -> Reconstruction:
 # --- lookups by name --------------------------------------------------------------------------
 def stencil_reach(name: str) -> int:
     """Cells a reconstruction reads on each side of a face (its ghost width), known before
-    it is built: speed choices depend on it (compiler.RECONSTRUCT_PER_FACE, FUSE_MAX_GHOST).
+    it is built: speed choices depend on it (kernels.plan: RECONSTRUCT_PER_FACE, FUSE_MAX_GHOST).
     An unknown name raises UnknownNameError (a ValueError) naming the choices."""
     return registry.reconstructions.get(name).reach
 

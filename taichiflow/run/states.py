@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .case import CaseError, suggest, validate_state
+from ..case import CaseError, suggest, validate_state
 
 
 def _expand_material(table: dict, case: dict, model, params: dict, where: str) -> dict:

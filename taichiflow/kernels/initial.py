@@ -1,0 +1,306 @@
+"""A case's initial primitive state, built on the device for one block of the grid.
+
+taichiflow/initial.py builds the whole grid in numpy on the host: about a minute for a
+1024x256x256 cavity array, and no use once each MPI rank holds only its block. This module
+compiles the same recipe into one kernel per block. Every choice (region shapes, sharp or
+smoothed weights, perturbation kinds, the dimension) is made here in Python and unrolled with
+ti.static, so the kernel holds no branch on the case.
+
+Each cell repeats the numpy code's arithmetic, operation for operation and in the same order,
+in f64: the two agree up to the rounding of tanh, sin, exp and pow, and the blocks of a grid
+reassemble the whole-grid result bit for bit. Constants enter the kernel as ti.f64(...): a bare
+float literal would take default_fp, which is f32 in f32 runs.
+"""
+import math
+
+import numpy as np
+import taichi as ti
+
+from ..initial import _offsets, state_vector
+
+__all__ = ["make_initial_fill", "MAX_BLOCK_CELLS"]
+
+MAX_BLOCK_CELLS = 2 ** 31  # a block's ndrange is linearised in 32 bits
+
+
+def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper, params: dict, dtype,
+                      block_offset=None, block_cells=None):
+    """fill(W): writes into W[I], 0 <= I < block_cells, the primitive state that
+    initial_primitive gives global cell block_offset + I of the grid_cells grid (the whole
+    grid by default). W is a vector field of nW components and dtype, maybe with ghost layers
+    and offsets, which are left untouched. Errors in the case surface here, before any
+    compilation, as the same ValueErrors the numpy code raises."""
+    grid_cells = tuple(int(n) for n in grid_cells)
+    dim = len(grid_cells)
+    block_offset, block_cells = _block_extent(grid_cells, block_offset, block_cells)
+    background = state_vector(initial["background"], primitive_layout)
+    steps = [_region_step(region, initial["background"], primitive_layout, dim)
+             for region in initial.get("regions", ())]
+    steps += _perturbation_steps(initial, _offsets(primitive_layout), params or {}, dim)
+    cell_center = _cell_center_func(grid_cells, lower, upper, block_offset)
+    background_state = _constant_vector(background)
+
+    @ti.kernel
+    def fill_block(W: ti.template()):
+        for I in ti.grouped(ti.ndrange(*block_cells)):
+            x = cell_center(I)
+            w = background_state()
+            for step in ti.static(steps):
+                w = step(w, x)
+            W[I] = ti.cast(w, dtype)
+
+    def fill(W):
+        _check_field(W, len(background), dtype, block_cells)
+        fill_block(W)
+
+    return fill
+
+
+def _block_extent(grid_cells, block_offset, block_cells):
+    """(offset, cells) of the block as tuples of ints, checked to lie inside the grid and to
+    have fewer than 2^31 cells."""
+    dim = len(grid_cells)
+    offset = tuple(int(i) for i in (block_offset if block_offset is not None else (0,) * dim))
+    cells = tuple(int(n) for n in (block_cells if block_cells is not None else
+                                   [n - i for n, i in zip(grid_cells, offset)]))
+    if len(offset) != dim or len(cells) != dim:
+        raise ValueError(f"block_offset {offset} and block_cells {cells} need {dim} entries, one per grid axis")
+    if any(i < 0 or n < 1 or i + n > g for i, n, g in zip(offset, cells, grid_cells)):
+        raise ValueError(f"the block of {cells} cells at {offset} does not lie inside the grid {grid_cells}")
+    total = math.prod(cells)
+    if total >= MAX_BLOCK_CELLS:
+        raise ValueError(f"the block {cells} has {total} cells; a block's loop indexes cells in 32 bits "
+                         f"and needs fewer than 2^31 = {MAX_BLOCK_CELLS}: split the grid into more blocks")
+    return offset, cells
+
+
+def _check_field(W, n_components: int, dtype, block_cells):
+    """W must be a vector field of the state's size and dtype, large enough for the block
+    (Taichi does not expose a field's offset, so whether it starts at or below 0 is the caller's)."""
+    if getattr(W, "n", None) != n_components or getattr(W, "m", 1) != 1:
+        raise ValueError(f"W must be a vector field of {n_components} components, got {W!r}")
+    if W.dtype != dtype:
+        raise ValueError(f"W holds {W.dtype}, the fill was compiled for {dtype}")
+    if len(W.shape) != len(block_cells) or any(s < n for s, n in zip(W.shape, block_cells)):
+        raise ValueError(f"W (shape {W.shape}) cannot hold the block's {block_cells} cells")
+
+
+def _constant_vector(values):
+    """A ti.func returning `values` as an f64 vector, each entry an exact f64 constant."""
+    values = [float(v) for v in values]
+    n = len(values)
+
+    @ti.func
+    def constant():
+        v = ti.Vector.zero(ti.f64, n)
+        for k in ti.static(range(n)):
+            v[k] = ti.f64(values[k])
+        return v
+
+    return constant
+
+
+def _cell_center_func(grid_cells, lower, upper, block_offset):
+    """ti.func: (x, y, z) of block cell I, zeros on the axes the grid lacks, computed as
+    cell_centers does: lower + (upper - lower) * (i + 0.5) / n, i the global index."""
+    dim = len(grid_cells)
+    origin = [float(lower[d]) for d in range(dim)]
+    length = [float(upper[d] - lower[d]) for d in range(dim)]
+    count = [float(n) for n in grid_cells]
+    first = [float(i) for i in block_offset]
+
+    @ti.func
+    def cell_center(I):
+        x = ti.Vector.zero(ti.f64, 3)
+        for d in ti.static(range(dim)):
+            index = ti.cast(I[d], ti.f64) + ti.f64(first[d])  # exact: integers below 2^53
+            x[d] = ti.f64(origin[d]) + ti.f64(length[d]) * (index + ti.f64(0.5)) / ti.f64(count[d])
+        return x
+
+    return cell_center
+
+
+# --- region shapes: signed distance to the surface, negative inside (initial._DISTANCE) -----
+
+def _half_space_distance(region, dim: int):
+    normal = np.asarray(region["normal"][:dim], dtype=float)
+    norm = float(np.linalg.norm(normal))
+    terms = [(d, float(p), float(n)) for d, p, n in zip(range(dim), region["point"], normal)]
+
+    @ti.func
+    def distance(x):
+        total = ti.f64(0.0)
+        for t in ti.static(range(len(terms))):
+            total += (x[terms[t][0]] - ti.f64(terms[t][1])) * ti.f64(terms[t][2])
+        return -total / ti.f64(norm)
+
+    return distance
+
+
+def _box_distance(region, dim: int):
+    terms = [(d, float(0.5 * (lo + hi)), float(0.5 * (hi - lo)))  # centre, half-width, as _box has them
+             for d, lo, hi in zip(range(dim), region["lower"], region["upper"])]
+    n = len(terms)
+
+    @ti.func
+    def distance(x):
+        q = ti.Vector.zero(ti.f64, n)
+        for t in ti.static(range(n)):
+            q[t] = ti.abs(x[terms[t][0]] - ti.f64(terms[t][1])) - ti.f64(terms[t][2])
+        squares = ti.max(q[0], ti.f64(0.0)) * ti.max(q[0], ti.f64(0.0))
+        largest = q[0]
+        for t in ti.static(range(1, n)):
+            squares += ti.max(q[t], ti.f64(0.0)) * ti.max(q[t], ti.f64(0.0))
+            largest = ti.max(largest, q[t])
+        return ti.sqrt(squares) + ti.min(largest, ti.f64(0.0))
+
+    return distance
+
+
+def _sphere_distance(region, dim: int):
+    terms = [(d, float(c)) for d, c in zip(range(dim), region["center"])]
+    radius = float(region["radius"])
+
+    @ti.func
+    def distance(x):
+        total = ti.f64(0.0)
+        for t in ti.static(range(len(terms))):
+            gap = x[terms[t][0]] - ti.f64(terms[t][1])
+            total += gap * gap
+        return ti.sqrt(total) - ti.f64(radius)
+
+    return distance
+
+
+def _cylinder_distance(region, dim: int):
+    axis = np.array(region["axis"], dtype=float)  # a copy: the case's own list stays as it was
+    axis /= np.linalg.norm(axis)
+    n = min(3, len(axis))
+    unit = [float(a) for a in axis[:n]]
+    center = [float(c) for _, c in zip(range(dim), region["center"])]  # axes beyond: offsets of 0.0
+    known = len(center)
+    radius = float(region["radius"])
+
+    @ti.func
+    def distance(x):
+        offset = ti.Vector.zero(ti.f64, 3)
+        for d in ti.static(range(known)):
+            offset[d] = x[d] - ti.f64(center[d])
+        along = ti.f64(0.0)
+        for d in ti.static(range(n)):
+            along += offset[d] * ti.f64(unit[d])
+        total = ti.f64(0.0)
+        for d in ti.static(range(n)):
+            radial = offset[d] - along * ti.f64(unit[d])
+            total += radial * radial
+        return ti.sqrt(total) - ti.f64(radius)
+
+    return distance
+
+
+_DISTANCE = {"half_space": _half_space_distance, "box": _box_distance, "sphere": _sphere_distance,
+             "cylinder": _cylinder_distance}
+
+
+def _weight_func(region, dim: int):
+    """ti.func: how much of the region's state point x takes, as initial.region_weight:
+    0.5 (1 - tanh(distance / smoothing)) when smoothed, else 1 inside and 0 outside."""
+    distance = _DISTANCE[region["shape"]](region, dim)
+    width = float(region.get("smoothing", 0.0))
+
+    @ti.func
+    def weight(x):
+        s = ti.f64(0.0)
+        if ti.static(width > 0):
+            s = ti.f64(0.5) * (ti.f64(1.0) - ti.tanh(distance(x) / ti.f64(width)))
+        else:
+            s = ti.select(distance(x) < ti.f64(0.0), ti.f64(1.0), ti.f64(0.0))
+        return s
+
+    return weight
+
+
+def _region_step(region, background_table, primitive_layout, dim: int):
+    """ti.func w, x -> (1 - s) w + s w_region: the region blended over the state so far; its
+    missing variables come from the background."""
+    inside = _constant_vector(state_vector({**background_table, **region["state"]}, primitive_layout))
+    weight = _weight_func(region, dim)
+
+    @ti.func
+    def blend(w, x):
+        s = weight(x)
+        return (ti.f64(1.0) - s) * w + s * inside()
+
+    return blend
+
+
+# --- perturbations (initial.PERTURB), validated on the host with the same messages ----------
+
+def _perturbation_steps(initial, offsets: dict, params: dict, dim: int) -> list:
+    steps = []
+    for n, perturbation in enumerate(initial.get("perturbations", ())):
+        where = f"[[initial.perturbations]] #{n + 1}"
+        steps.append(_PERTURBATION[perturbation["kind"]](perturbation, offsets, initial, params, dim, where))
+    return steps
+
+
+def _sine_step(p, offsets, initial, params, dim, where):
+    """ti.func w, x: w[variable] += amplitude sin(k . x + phase), times a region's weight
+    when one is named."""
+    if p["variable"] not in offsets:
+        raise ValueError(f"{where}: unknown variable '{p['variable']}'; choose from {sorted(offsets)}")
+    weight = None
+    if "region" in p:
+        regions = initial.get("regions", ())
+        if p["region"] >= len(regions):
+            raise ValueError(f"{where}: region {p['region']} does not exist (there are {len(regions)})")
+        weight = _weight_func(regions[p["region"]], dim)
+    in_region = weight is not None
+    wavenumber = [float(k) for _, k in zip(range(3), p["wavenumber"])]
+    phase, amplitude, slot = float(p["phase"]), float(p["amplitude"]), offsets[p["variable"]]
+
+    @ti.func
+    def perturb(w, x):
+        argument = ti.f64(0.0)
+        for d in ti.static(range(len(wavenumber))):
+            argument += ti.f64(wavenumber[d]) * x[d]
+        bump = ti.f64(amplitude) * ti.sin(argument + ti.f64(phase))
+        if ti.static(in_region):
+            bump = bump * weight(x)
+        w[slot] += bump
+        return w
+
+    return perturb
+
+
+def _isentropic_vortex_step(p, offsets, initial, params, dim, where):
+    """ti.func w, x: Shu's isentropic vortex superposed on the state, as the numpy code does
+    it (same constants, same order of operations)."""
+    missing = [k for k in ("rho", "vel_x", "vel_y", "p") if k not in offsets] + (
+        [] if "gamma" in params else ["parameter gamma"])
+    if missing:
+        raise ValueError(f"{where}: isentropic_vortex needs a model with rho, vel, p and gamma; missing {missing}")
+    gamma, beta = float(params["gamma"]), float(p["strength"])
+    cx, cy = float(p["center"][0]), float(p["center"][1])
+    cooling = (gamma - 1.0) * beta ** 2 / (8.0 * gamma * math.pi ** 2)
+    swirl = beta / (2.0 * math.pi)
+    exponent = 1.0 / (gamma - 1.0)
+    rho, vx, vy, pressure = offsets["rho"], offsets["vel_x"], offsets["vel_y"], offsets["p"]
+
+    @ti.func
+    def perturb(w, x):
+        dx, dy = x[0] - ti.f64(cx), x[1] - ti.f64(cy)
+        bump = ti.exp(ti.f64(0.5) * (ti.f64(1.0) - dx * dx - dy * dy))
+        entropy = w[pressure] / w[rho] ** ti.f64(gamma)
+        temperature = w[pressure] / w[rho] - ti.f64(cooling) * (bump * bump)
+        w[vx] -= ti.f64(swirl) * bump * dy
+        w[vy] += ti.f64(swirl) * bump * dx
+        new_rho = (temperature / entropy) ** ti.f64(exponent)
+        w[rho] = new_rho
+        w[pressure] = new_rho * temperature
+        return w
+
+    return perturb
+
+
+_PERTURBATION = {"sine": _sine_step, "isentropic_vortex": _isentropic_vortex_step}

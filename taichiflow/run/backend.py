@@ -1,0 +1,31 @@
+"""Taichi's start for a run: the backend and precision a case asks for, "auto" resolved."""
+from __future__ import annotations
+
+import taichi as ti
+
+from ..errors import SimulationError
+
+
+def init_taichi(arch: str, precision: str, fast_math) -> tuple[str, str, bool]:
+    """ti.init for the run; resolves "auto" settings and returns (arch, precision, fast_math)."""
+    if arch == "auto":
+        arch = "cuda" if has_cuda() else "cpu"
+    if precision == "auto":
+        precision = "f32" if arch == "cuda" else "f64"
+    if fast_math == "auto":
+        fast_math = precision == "f32"
+    dtype = ti.f32 if precision == "f32" else ti.f64
+    ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, default_fp=dtype, fast_math=bool(fast_math),
+            log_level=ti.WARN, offline_cache=True)
+    if arch == "cuda" and ti.lang.impl.current_cfg().arch != ti.cuda:
+        raise SimulationError("arch 'cuda' was requested but no CUDA device is available; use --arch cpu")
+    return arch, precision, bool(fast_math)
+
+
+def has_cuda() -> bool:
+    try:
+        import ctypes
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False

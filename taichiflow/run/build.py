@@ -1,0 +1,90 @@
+"""From a loaded case to a solver holding its initial state: Taichi started, the model loaded
+and bound to its parameters, the case checked against it, the kernel plan resolved, the
+solver built and the initial state set on the device."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import taichi as ti
+
+from ..errors import CaseError, ModelError
+from ..initial import state_vector
+from ..kernels import plan as kernel_plan
+from ..kernels.initial import make_initial_fill
+from ..kernels.solver import Boundaries, Grid, Solver
+from ..loadcheck import check_model
+from ..model import load_model
+from ..bound_model import BoundModel
+from ..requirements import check_case_against_model
+from .backend import init_taichi
+from .states import resolve_states
+
+
+class Built(NamedTuple):
+    """What a run is made of (see build)."""
+    arch: str
+    precision: str
+    fast_math: bool
+    model: object
+    params: dict
+    plan: object
+    solver: Solver
+    shock_jump: object     # the pressure jump of the case's shock (p_max / jump is a diagnostic), or None
+
+
+def boundary_kinds(case: dict) -> tuple:
+    """Per axis of the grid, the kinds of its lower and upper face."""
+    return tuple(tuple(case["boundary"]["xyz"[d]]) for d in range(len(case["grid"]["cells"])))
+
+
+def plan_for(case: dict, arch: str, precision: str):
+    """The kernel plan of a loaded case ([scheme], [run], the grid and its boundaries)."""
+    where = case.get("_source", "<case>")
+    try:
+        return kernel_plan.resolve(case["scheme"], case["run"], arch, precision, case["grid"]["cells"],
+                                   boundary_kinds(case))
+    except ValueError as err:
+        raise CaseError(f"{where}: {err}") from None
+
+
+def load_case_model(case: dict):
+    """The case's model, loaded from its name (beside the case file's folder first)."""
+    from pathlib import Path
+
+    where = case.get("_source", "<case>")
+    search = [Path(where).resolve().parent.parent / "models"] if where != "<case>" else []
+    try:
+        return load_model(case["model"]["name"], search)
+    except ModelError as err:
+        if str(err).startswith(("unknown model", "model file")):
+            raise ModelError(f"{where}: [model] name: {err}") from None
+        raise
+
+
+def build(case: dict) -> Built:
+    """Everything a run of `case` needs; resolves its "auto" run settings and model parameters
+    in place (the resolved case is what the output folder records)."""
+    where = case.get("_source", "<case>")
+    run = case["run"]
+    arch, precision, fast_math = init_taichi(run["arch"], run["precision"], run["fast_math"])
+    run.update(arch=arch, precision=precision, fast_math=fast_math)
+    dtype = ti.f32 if precision == "f32" else ti.f64
+    model = load_case_model(case)
+    params = model.resolve_params(case["model"]["params"], f"{where}: [model] params")
+    case["model"]["params"] = dict(params)
+    check_model(model, params, dtype)
+    check_case_against_model(case, model, where)
+    initial, inflow_states, shock_jump = resolve_states(case, model, params)
+    layout = model.primitive
+    inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
+              for face, state in inflow_states.items()}
+    plan = plan_for(case, arch, precision)
+    grid = Grid(tuple(case["grid"]["cells"]), tuple(case["grid"]["lower"]), tuple(case["grid"]["upper"]))
+    try:  # (before the solver: a bad [initial] table fails before anything compiles)
+        fill = make_initial_fill(initial, layout, grid.cells, grid.lower, grid.upper, params, dtype)
+    except ValueError as err:
+        raise ModelError(f"{where}: {err}") from None
+    solver = Solver(BoundModel(model, params, dtype), plan, grid, Boundaries(boundary_kinds(case), inflow))
+    fill(solver.W)
+    solver.transfer.conserve()
+    return Built(arch, precision, fast_math, model, params, plan, solver, shock_jump)

@@ -1,0 +1,220 @@
+"""A run: the time loop on the device clock, retries and failures, outputs at output times,
+and the observers after each batch of steps (run/outputs.py)."""
+from __future__ import annotations
+
+import time as wallclock
+from pathlib import Path
+
+import numpy as np
+
+from .. import case as case_mod
+from ..errors import RunInterrupted, SimulationError
+from ..io import DiagnosticsCSV
+from ..kernels import clock as device_clock
+from .build import build
+from .failure import advice, bad_cell_message
+from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests
+from .progress import Progress
+from .restart import load_checkpoint, write_checkpoint
+from .stopping import RunStopped, StopFlag, output_times
+
+# Steps run between two read backs of the device clock (a synchronisation each) when nothing
+# needs the state in between; a bad step halts the clock, so the rest of a batch does nothing.
+STEPS_PER_READ_BACK = 16
+
+
+class Simulation:
+    """Builds everything a case needs (run/build.py); `run()` integrates to the end time."""
+
+    def __init__(self, case: dict, out_dir=None, quiet: bool = True):
+        self.case = case
+        self.quiet = quiet
+        built = build(case)
+        self.arch, self.precision, self.fast_math = built.arch, built.precision, built.fast_math
+        self.model, self.params, self.plan, self.solver = built.model, built.params, built.plan, built.solver
+        self.shock_jump = built.shock_jump
+        self.dtype = self.solver.dtype
+        grid = case["grid"]
+        self.cells, self.lower, self.upper = grid["cells"], grid["lower"], grid["upper"]
+        self.stages = self.plan.stages
+        self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
+        self.out_dir = Path(out_dir) if out_dir else None
+        self.outputs = Outputs(self)
+
+    def set_primitive(self, w: np.ndarray):
+        """Set the state from primitive values of shape cells + (nW,)."""
+        self.solver.set_primitive(np.asarray(w, dtype=np.float32 if self.precision == "f32" else np.float64))
+
+    # --- the time loop ----------------------------------------------------------------------
+    @property
+    def end_time(self) -> float:
+        return self.case["time"]["end"]
+
+    @property
+    def retries(self) -> int:
+        return self.outputs.retries
+
+    def advance(self, t_target: float, max_steps: int = 0, on_step=None, every: int = 1):
+        """Integrate until t_target (or max_steps). Every new state is checked before it
+        counts: a bad one is redone with the [scheme] retry fluxes if the case has them, and
+        stops the run (with the last good state written) if it is still bad. The device keeps
+        the time step (kernels/clock.py) and the host reads it back once per batch of up to
+        STEPS_PER_READ_BACK steps; on_step(self) runs after each batch, whose ends fall on the
+        multiples of `every` steps (1: after each step)."""
+        solver = self.solver
+        rate, bad = solver.check_state()
+        if bad is not None:
+            self._fail(bad)
+        self._start_clock(t_target, max_steps, rate)
+        first = True
+        while True:
+            left = max_steps - self.step_count if max_steps else STEPS_PER_READ_BACK
+            to_call = every - self.step_count % every if on_step else STEPS_PER_READ_BACK
+            # with a callback the first step goes alone: its time is the compile time (run's first_step_s)
+            batch = 1 if on_step and first else max(1, min(STEPS_PER_READ_BACK, left, to_call))
+            first, before = False, self.step_count
+            solver.run_steps(batch)
+            reading = solver.clock.read()
+            self.t, self.step_count, self.last_dt = reading.t, reading.steps, reading.last_dt
+            if reading.halt == device_clock.BAD_STATE:
+                self._retry_or_fail(reading, t_target, max_steps)
+            elif reading.halt == device_clock.DT_COLLAPSED:
+                self._fail_dt(reading.dt, reading.rate)
+            if on_step and self.step_count > before:
+                on_step(self)
+            if reading.halt == device_clock.DONE:
+                return
+
+    def _retry_or_fail(self, reading, t_target: float, max_steps: int):
+        """The last step left a bad cell: redo it with the [scheme] retry fluxes (from the
+        state before it, U0) and hand the loop back to the device, or stop."""
+        solver = self.solver
+        if not self.plan.has_retry:
+            self._fail(reading.bad)
+        solver.restore_last_good()
+        solver.check_state()            # W and model globals of the state before the step
+        solver.step(reading.last_dt, reading.t_before, retry=True)
+        rate, bad = solver.check_state()
+        self.outputs.retries += 1
+        if bad is not None:
+            self._fail(bad)
+        self._start_clock(t_target, max_steps, rate)
+
+    def _start_clock(self, t_target: float, max_steps: int, rate: float):
+        """The device plans the steps from here (a dt below 1e-14 end times counts as collapsed)."""
+        self.solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], 1e-14 * max(self.end_time, 1e-300),
+                                self.step_count, max_steps, rate)
+
+    def check_final(self):
+        _, bad = self.solver.check_state()
+        if bad is not None:
+            self._fail(bad)
+
+    def _fail(self, linear_index: int):
+        """Stop on a bad cell: say where and what, step back to the last good state and write it."""
+        solver = self.solver
+        cell = solver.cell(linear_index)
+        w = [float(v) for v in solver.primitive_array()[cell]]
+        when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
+                else "initial state")
+        message = bad_cell_message(self.model, w, cell, when)
+        if self.step_count and not solver.restore_last_good():
+            message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
+                        "snapshot and checkpoint are the newest good output. " + self._advice())
+        elif self.step_count:
+            self.t -= self.last_dt
+            self.step_count -= 1
+            saved = self.write_snapshot() if self.out_dir else None
+            message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
+                        + (f" to {saved}" if saved else "")
+                        + ". " + self._advice())
+        else:
+            message += "; check [initial] in the case file"
+        raise SimulationError(message)
+
+    def _advice(self) -> str:
+        return advice(self.case["scheme"], self.out_dir)
+
+    def _fail_dt(self, dt, rate):
+        raise SimulationError(f"time step collapsed at step {self.step_count} (t = {self.t:.9g}): dt = {dt!r} "
+                              f"from a maximum signal speed / dx of {rate!r}")
+
+    # --- outputs (run/outputs.py) and checkpoints (run/restart.py) ----------------------------------
+    def fields(self) -> dict:
+        return self.outputs.fields()
+
+    def write_snapshot(self) -> Path:
+        return self.outputs.write_snapshot()
+
+    def diagnostics_columns(self) -> list[str]:
+        return self.outputs.diagnostics_columns()
+
+    def diagnostics_row(self) -> list:
+        return self.outputs.diagnostics_row()
+
+    def write_checkpoint(self) -> Path:
+        return write_checkpoint(self)
+
+    def run(self, restart=None, max_wall_time: float = 0.0, observers=()) -> dict:
+        """Integrate to the end time, writing snapshots, series.pvd, diagnostics.csv and
+        checkpoints; continue from checkpoint file `restart` if given. SIGINT, SIGTERM and
+        `max_wall_time` (seconds) stop after the current step with a checkpoint. `observers`
+        are called after each batch of steps like the run's own (run/outputs.py)."""
+        out = self.out_dir
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "case.toml").write_text(case_mod.dump_toml(self.case))
+        output = self.case["output"]
+        every = output["diagnostics_every"]
+        cell_count = int(np.prod(self.cells))
+        stats = {"cells": cell_count}
+        if restart:
+            load_checkpoint(self, restart)
+        csv = DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=bool(restart))
+        start = wallclock.perf_counter()
+        stop = StopFlag(max_wall_time, start)
+        with csv, Progress(self.end_time, cell_count, enabled=not self.quiet) as bar, stop:
+            if not restart:
+                csv.write(self.diagnostics_row())
+                self.write_snapshot()
+            watchers = [DiagnosticsRows(csv, every), ProgressBar(bar),
+                        Checkpoints(csv, output["checkpoint_interval"], output["checkpoint_wall"]),
+                        *observers, StopRequests(stop)]
+
+            def after_batch(sim):
+                if "first_step_s" not in stats:  # the first step of this process: compiles
+                    stats["first_step_s"] = wallclock.perf_counter() - start
+                for watcher in watchers:
+                    watcher.after_batch(sim)
+
+            try:
+                self._integrate(after_batch, every)
+            except RunStopped as stopped:
+                csv.flush()
+                saved = self.write_checkpoint()
+                self.write_snapshot()
+                raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}); "
+                                     f"continue with --restart {saved}") from None
+            except SimulationError:
+                csv.flush()
+                raise
+            stats["wall_s"] = wallclock.perf_counter() - start
+            if self.step_count % every:
+                csv.write(self.diagnostics_row())
+            final = self.write_snapshot()
+        stats.update(steps=self.step_count, time=self.t, final=str(final))
+        stats["cell_updates_per_s"] = cell_count * self.step_count / max(stats["wall_s"], 1e-12)
+        return stats
+
+    def _integrate(self, after_batch, every: int):
+        """Step through the output times left, a snapshot at each but the end time."""
+        max_steps = self.case["time"]["max_steps"]
+        targets = [t for t in output_times(self.end_time, self.case["output"]["interval"])
+                   if t > self.outputs.last_snapshot_time]
+        for target in targets:
+            self.advance(target, max_steps, after_batch, every)
+            if max_steps and self.step_count >= max_steps:
+                break
+            if target < self.end_time:
+                self.check_final()
+                self.write_snapshot()
+        self.check_final()

@@ -1,0 +1,319 @@
+"""The initial state built on the device (taichiflow/kernels/initial.py) against the numpy
+initial_primitive it replaces: every shape, sharp and smoothed, overlapping regions, both
+perturbations, 1D/2D/3D; blocks of a grid that reassemble it bit for bit; f32 storage; the
+same errors; and shipped cases.
+
+"Equal to 1e-13 relative" is measured against each variable's largest magnitude on the grid:
+a smoothed weight's tail (1 - tanh near 1) has no relative precision in numpy either, and
+numpy's tanh/exp may be SIMD versions that differ from libm's by an ulp. Cases with sharp
+regions and sine perturbations use only +, -, *, /, sqrt and sin, and are compared bitwise.
+"""
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+import taichi as ti
+
+from taichiflow.case import load_case
+from taichiflow.initial import initial_primitive, state_vector
+from taichiflow.kernels.initial import MAX_BLOCK_CELLS, make_initial_fill
+from taichiflow.model import load_model
+from taichiflow.run.states import resolve_states
+
+ROOT = Path(__file__).resolve().parent.parent
+RTOL = 1e-13
+EULER = {"rho": 1, "vel": 3, "p": 1}
+PARAMS = {"gamma": 1.4}
+BACKGROUND = {"rho": 1.0, "vel": [0.25, -0.5, 0.0], "p": 1.0}
+CENTER = [0.0, 0.75, 1.25]
+STATES = ({"rho": 0.125, "p": 0.1}, {"vel": [0.5, -0.25, 0.75], "p": 10.0})
+GRIDS = {1: ([40], [-1.1], [1.3]),  # bounds that f32 cannot hold: a constant rounded to f32 shows
+         2: ([24, 18], [-1.1, 0.1], [1.3, 1.7]),
+         3: ([12, 10, 8], [-1.1, 0.1, 0.3], [1.3, 1.7, 2.1])}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def taichi_cpu_f64():
+    ti.init(arch=ti.cpu, default_fp=ti.f64, fast_math=False, log_level=ti.WARN)
+    yield
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def device_state(initial, layout, cells, lower, upper, params=PARAMS, dtype=ti.f64,
+                 offset=None, block=None, ghosts=0):
+    """The fill's result for one block, read back without its ghost layers, after checking
+    that the ghost cells (set to NaN first) were left alone."""
+    fill = make_initial_fill(initial, layout, cells, lower, upper, params, dtype,
+                             block_offset=offset, block_cells=block)
+    offset_or_0 = offset or [0] * len(cells)
+    block = list(block or [n - o for n, o in zip(cells, offset_or_0)])  # the fill's default: the rest
+    n = len(state_vector(initial["background"], layout))
+    W = ti.Vector.field(n, dtype, shape=tuple(b + 2 * ghosts for b in block), offset=(-ghosts,) * len(block))
+    W.fill(np.nan)
+    fill(W)
+    w = W.to_numpy()
+    interior = tuple(slice(ghosts, ghosts + b) for b in block)
+    ghost_cells = np.ones(w.shape[:-1], dtype=bool)
+    ghost_cells[interior] = False
+    assert np.all(np.isnan(w[ghost_cells])), "the fill wrote into ghost cells"
+    return w[interior]
+
+
+def assert_close_to_host(device, host, rtol=RTOL):
+    """|device - host| <= rtol * (largest |host| of that variable), every cell and variable."""
+    scale = np.max(np.abs(host), axis=tuple(range(host.ndim - 1)))
+    error = np.abs(device - host)
+    worst = np.max(error / np.where(scale > 0, scale, 1.0))
+    assert np.all(error <= rtol * scale), f"worst error {worst:.3g} of the variable's scale"
+
+
+def compare(initial, cells, lower, upper, layout=EULER, params=PARAMS, bitwise=False):
+    host = initial_primitive(initial, layout, cells, lower, upper, params)
+    device = device_state(initial, layout, cells, lower, upper, params)
+    assert device.shape == host.shape
+    if bitwise:
+        np.testing.assert_array_equal(device, host)
+    else:
+        assert_close_to_host(device, host)
+    return device
+
+
+def shape_regions(shape, dim, smoothing):
+    """Two overlapping regions of one shape around CENTER (3-vectors, as the schema pads them)."""
+    geometry = {
+        "half_space": [{"point": CENTER, "normal": [1.0, -0.5, 0.25]},
+                       {"point": [0.3, 1.0, 1.0], "normal": [-1.0, 0.0, 0.5]}],
+        "box": [{"lower": [-0.5, 0.3, 0.8], "upper": [0.4, 1.2, 1.6]},
+                {"lower": [0.0, 0.5, 1.0], "upper": [0.9, 1.4, 1.9]}],
+        "sphere": [{"center": CENTER, "radius": 0.5}, {"center": [0.4, 0.9, 1.0], "radius": 0.35}],
+        "cylinder": [{"center": CENTER, "axis": [1.0, 1.0, 0.5] if dim == 3 else [0.0, 0.0, 1.0], "radius": 0.4},
+                     {"center": [0.3, 0.9, 1.2], "axis": [0.0, 1.0, 1.0] if dim == 3 else [0.0, 0.0, 1.0],
+                      "radius": 0.3}],
+    }[shape]
+    return [{"shape": shape, "smoothing": smoothing, "state": state, **g} for g, state in zip(geometry, STATES)]
+
+
+def all_shapes_case(dim, smoothing=0.05):
+    """Every shape at once, overlapping, then a sine inside a region and Shu's vortex."""
+    regions = [region for shape in ("half_space", "box", "sphere", "cylinder")
+               for region in shape_regions(shape, dim, smoothing)[:1]]
+    regions.append(shape_regions("sphere", dim, smoothing)[1])
+    return {"background": BACKGROUND, "regions": regions,
+            "perturbations": [
+                {"kind": "sine", "variable": "vel_y", "amplitude": 0.01, "wavenumber": [3.0, 4.0, 5.0],
+                 "phase": 0.2, "region": 2},
+                {"kind": "sine", "variable": "rho", "amplitude": 0.05, "wavenumber": [6.0, -2.0, 1.0], "phase": 0.0},
+                {"kind": "isentropic_vortex", "center": [0.1, 0.6, 0.0], "strength": 2.0}]}
+
+
+# --- agreement with initial_primitive -----------------------------------------------------
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("shape", ["half_space", "box", "sphere", "cylinder"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.05])
+def test_each_shape_matches_host(dim, shape, smoothing):
+    """Two overlapping regions of one shape; sharp ones bit for bit."""
+    initial = {"background": BACKGROUND, "regions": shape_regions(shape, dim, smoothing)}
+    compare(initial, *GRIDS[dim], bitwise=smoothing == 0.0)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_all_shapes_and_perturbations_match_host(dim):
+    compare(all_shapes_case(dim), *GRIDS[dim])
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_sharp_regions_and_sines_match_host_bitwise(dim):
+    """Only +, -, *, /, sqrt and sin: the same operations in the same order give the same bits."""
+    initial = all_shapes_case(dim, smoothing=0.0)
+    initial["perturbations"] = initial["perturbations"][:2]
+    compare(initial, *GRIDS[dim], bitwise=True)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_boundaries_through_cell_centres_match_bitwise(dim):
+    """Cell centres exactly on sharp surfaces (distance 0, which is outside): the device
+    must decide every such cell as numpy does."""
+    n = 16
+    cells, lower, upper = [n] * dim, [0.0] * dim, [8.0] * dim  # centres at 0.25, 0.75, ...
+    on_centre = [2.75, 4.25, 3.75]
+    regions = [{"shape": "cylinder", "center": on_centre, "axis": [0.0, 0.0, 1.0], "radius": 2.5,
+                "state": {"rho": 0.5}},
+               {"shape": "half_space", "point": on_centre, "normal": [1.0, 0.0, 0.0], "state": STATES[0]},
+               {"shape": "box", "lower": [1.25, 1.75, 0.75], "upper": [5.75, 6.25, 7.25], "state": {"rho": 2.0}},
+               {"shape": "sphere", "center": on_centre, "radius": 1.5, "state": {"rho": 3.0}}]
+    device = compare({"background": BACKGROUND, "regions": regions}, cells, lower, upper, bitwise=True)
+    assert set(np.unique(device[..., 0])) == {0.125, 0.5, 1.0, 2.0, 3.0}  # each region landed
+
+
+def test_vortex_case_matches_host_in_1d_and_with_other_gamma():
+    """The vortex on a 1D grid (y = 0 there) and with gamma = 5/3 (other pow exponents)."""
+    vortex = {"kind": "isentropic_vortex", "center": [0.2, 0.3, 0.0], "strength": 3.0}
+    initial = {"background": BACKGROUND, "regions": [], "perturbations": [vortex]}
+    compare(initial, *GRIDS[1])
+    compare(initial, *GRIDS[2], params={"gamma": 5.0 / 3.0})
+
+
+def test_without_regions_or_perturbations_is_the_background():
+    device = compare({"background": BACKGROUND}, *GRIDS[2], bitwise=True)
+    assert np.all(device == state_vector(BACKGROUND, EULER))
+
+
+# --- blocks -------------------------------------------------------------------------------
+
+def split(n: int, pieces: int):
+    """(offset, size) of `pieces` uneven blocks covering 0..n."""
+    edges = [0] + [round(n * (k + 0.6) / pieces) for k in range(pieces - 1)] + [n]
+    return [(a, b - a) for a, b in zip(edges, edges[1:])]
+
+
+def assemble(initial, cells, lower, upper, pieces_per_axis, ghosts):
+    """The whole grid put together from the fills of its blocks (pieces_per_axis along each axis)."""
+    out = np.full(tuple(cells) + (5,), np.nan)
+    for parts in np.ndindex(*pieces_per_axis):
+        extents = [split(n, p)[k] for n, p, k in zip(cells, pieces_per_axis, parts)]
+        offset, block = [e[0] for e in extents], [e[1] for e in extents]
+        where = tuple(slice(o, o + b) for o, b in zip(offset, block))
+        out[where] = device_state(initial, EULER, cells, lower, upper, offset=offset, block=block, ghosts=ghosts)
+    return out
+
+
+@pytest.mark.parametrize("dim, pieces", [(1, [3]), (2, [2, 1]), (2, [1, 4]), (2, [2, 2]),
+                                         (3, [1, 3, 1]), (3, [1, 1, 4]), (3, [2, 1, 2])])
+def test_blocks_reassemble_the_grid_bitwise(dim, pieces):
+    """Blocks (with ghost layers the fill must not touch) give the whole-grid device result
+    bit for bit: each cell's arithmetic does not depend on where its block starts."""
+    initial = all_shapes_case(dim)
+    cells, lower, upper = GRIDS[dim]
+    whole = device_state(initial, EULER, cells, lower, upper)
+    np.testing.assert_array_equal(assemble(initial, cells, lower, upper, pieces, ghosts=2), whole)
+
+
+def test_a_block_defaults_to_the_rest_of_the_grid():
+    initial = all_shapes_case(2)
+    cells, lower, upper = GRIDS[2]
+    whole = device_state(initial, EULER, cells, lower, upper)
+    rest = device_state(initial, EULER, cells, lower, upper, offset=[5, 7], block=None)
+    np.testing.assert_array_equal(rest, whole[5:, 7:])
+
+
+# --- storage precision --------------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [1, 3])
+def test_f32_storage_is_the_f64_state_rounded(dim):
+    initial = all_shapes_case(dim)
+    cells, lower, upper = GRIDS[dim]
+    f64 = device_state(initial, EULER, cells, lower, upper)
+    f32 = device_state(initial, EULER, cells, lower, upper, dtype=ti.f32)
+    assert f32.dtype == np.float32
+    np.testing.assert_array_max_ulp(f32, f64.astype(np.float32), maxulp=1)
+
+
+def test_default_fp_f32_keeps_the_arithmetic_in_f64():
+    """An f32 run initialises Taichi with default_fp = f32, which bare float literals would
+    take; the state must still come out of f64 arithmetic, bit for bit where the host's is."""
+    ti.init(arch=ti.cpu, default_fp=ti.f32, fast_math=False, log_level=ti.WARN)
+    try:
+        initial = all_shapes_case(3, smoothing=0.0)
+        compare({**initial, "perturbations": initial["perturbations"][:2]}, *GRIDS[3], bitwise=True)
+        compare(all_shapes_case(2), *GRIDS[2])
+    finally:
+        ti.init(arch=ti.cpu, default_fp=ti.f64, fast_math=False, log_level=ti.WARN)
+
+
+# --- errors -------------------------------------------------------------------------------
+
+def error_of(call):
+    with pytest.raises(ValueError) as info:
+        call()
+    return str(info.value)
+
+
+@pytest.mark.parametrize("perturbation, layout, params", [
+    ({"kind": "sine", "variable": "vel_q", "amplitude": 1.0, "wavenumber": [1.0, 0, 0], "phase": 0.0}, EULER, PARAMS),
+    ({"kind": "sine", "variable": "rho", "amplitude": 1.0, "wavenumber": [1.0, 0, 0], "phase": 0.0, "region": 1},
+     EULER, PARAMS),
+    ({"kind": "isentropic_vortex", "center": [0, 0, 0], "strength": 1.0}, EULER, {}),
+    ({"kind": "isentropic_vortex", "center": [0, 0, 0], "strength": 1.0}, {"rho": 1, "p": 1}, PARAMS),
+])
+def test_perturbation_errors_are_the_host_ones(perturbation, layout, params):
+    background = {k: v for k, v in BACKGROUND.items() if k in layout}
+    initial = {"background": background, "regions": [{"shape": "sphere", "center": CENTER, "radius": 0.5,
+                                                      "state": {"rho": 2.0}}],
+               "perturbations": [{"kind": "sine", "variable": "rho", "amplitude": 0.1,
+                                  "wavenumber": [1.0, 0, 0], "phase": 0.0}, perturbation]}
+    cells, lower, upper = GRIDS[2]
+    host = error_of(lambda: initial_primitive(initial, layout, cells, lower, upper, params))
+    device = error_of(lambda: make_initial_fill(initial, layout, cells, lower, upper, params, ti.f64))
+    assert device == host and host.startswith("[[initial.perturbations]] #2: ")
+
+
+def test_block_errors():
+    initial = {"background": BACKGROUND}
+    cells, lower, upper = GRIDS[2]
+    make = lambda **kw: make_initial_fill(initial, EULER, cells, lower, upper, PARAMS, ti.f64, **kw)  # noqa: E731
+    assert "does not lie inside the grid" in error_of(lambda: make(block_offset=[20, 0], block_cells=[5, 18]))
+    assert "does not lie inside the grid" in error_of(lambda: make(block_offset=[-1, 0]))
+    assert "one per grid axis" in error_of(lambda: make(block_offset=[0, 0, 0]))
+    big = [2048, 1024, 1024]  # 2^31 cells: a whole-grid block is refused, half of it is fine
+    fill = lambda **kw: make_initial_fill(initial, EULER, big, [0.0] * 3, [1.0] * 3, PARAMS, ti.f64, **kw)  # noqa: E731
+    assert "fewer than 2^31" in error_of(fill)
+    assert MAX_BLOCK_CELLS == 2 ** 31
+    fill(block_offset=[1024, 0, 0], block_cells=[1024, 1024, 1024 - 1])
+
+
+def test_field_errors():
+    initial = {"background": BACKGROUND}
+    cells, lower, upper = GRIDS[2]
+    fill = make_initial_fill(initial, EULER, cells, lower, upper, PARAMS, ti.f64)
+    assert "5 components" in error_of(lambda: fill(ti.Vector.field(4, ti.f64, shape=tuple(cells))))
+    assert "compiled for f64" in error_of(lambda: fill(ti.Vector.field(5, ti.f32, shape=tuple(cells))))
+    assert "cannot hold" in error_of(lambda: fill(ti.Vector.field(5, ti.f64, shape=(24, 17))))
+
+
+# --- shipped cases ------------------------------------------------------------------------
+
+SMALL = {1: "[64]", 2: "[24,20]", 3: "[24,12,12]"}
+SHIPPED = sorted(p.stem for p in (ROOT / "cases").glob("*.toml"))
+
+
+def shipped_case(name: str):
+    """(initial, primitive layout, cells, lower, upper, params) of a shipped case on a small
+    grid, resolved as a run resolves it."""
+    path = ROOT / "cases" / f"{name}.toml"
+    dim = len(load_case(path)["grid"]["cells"])
+    case = load_case(path, [f"grid.cells={SMALL[dim]}"])
+    model = load_model(case["model"]["name"], [ROOT / "models"])
+    params = model.resolve_params(case["model"]["params"], name)
+    initial, _, _ = resolve_states(case, model, params)
+    grid = case["grid"]
+    return initial, model.primitive.sizes, grid["cells"], grid["lower"], grid["upper"], params
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_cases_match_host(name):
+    initial, layout, cells, lower, upper, params = shipped_case(name)
+    compare(initial, cells, lower, upper, layout=layout, params=params)
+
+
+def test_required_cases_are_shipped():
+    assert {"bubble_collapse", "isentropic_vortex", "kelvin_helmholtz", "sedov3d"} <= set(SHIPPED)
+
+
+def test_bubble_collapse_blocks_reassemble_bitwise():
+    """The two-phase bubble (smoothed sphere + sharp shocked half-space), in 3 slabs along x."""
+    initial, layout, cells, lower, upper, params = shipped_case("bubble_collapse")
+    whole = device_state(initial, layout, cells, lower, upper, params)
+    slabs = [device_state(initial, layout, cells, lower, upper, params, offset=[o, 0, 0],
+                          block=[n, cells[1], cells[2]], ghosts=3) for o, n in split(cells[0], 3)]
+    np.testing.assert_array_equal(np.concatenate(slabs, axis=0), whole)
+
+
+def test_cases_are_not_changed_by_the_fill():
+    """make_initial_fill reads the resolved table; it must not edit it (a run writes it out)."""
+    initial, layout, cells, lower, upper, params = shipped_case("kelvin_helmholtz")
+    before = copy.deepcopy(initial)
+    device_state(initial, layout, cells, lower, upper, params)
+    assert initial == before
