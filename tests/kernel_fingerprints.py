@@ -104,9 +104,16 @@ def normalise(code: str) -> str:
     return "\n".join(line for line in code.splitlines() if not _DROPPED.match(line))
 
 
+_ENTRY = re.compile(r"(?:\.entry|define [^@\n]*@)\s*([A-Za-z_][\w.$]*)")
+
+
 def kernel_name(code: str) -> str:
+    """The kernel's Python name, Taichi's accessor's, else the first function the code defines."""
     match = _KERNEL_NAME.search(code) or _ACCESSOR.search(code)
-    return match.group(1) if match else "?"
+    if match:
+        return match.group(1)
+    entry = _ENTRY.search(code)
+    return f"?{entry.group(1)}" if entry else "?"
 
 
 @contextlib.contextmanager

@@ -2,9 +2,8 @@
 tests/reference/kernels.json (see tests/kernel_fingerprints.py): structural changes to the
 package must leave them all unchanged; a deliberate kernel change records new ones with
 `python tests/kernel_fingerprints.py --write tests/reference/kernels.json` and says why."""
-import json
-
-import pytest
+import subprocess
+import sys
 
 import kernel_fingerprints as fingerprints
 
@@ -22,9 +21,10 @@ def test_names_that_depend_on_definition_order_are_normalised():
 
 def test_every_kernel_is_unchanged(arch):
     """The CPU matrix here; with --arch cuda the CUDA-only paths (warp shuffles, prefetch, f64
-    segments) against their own reference, recorded on a GPU."""
-    found = fingerprints.fingerprints(arch)
-    reference = json.loads((REFERENCE / ("kernels.json" if arch == "cpu" else "kernels_cuda.json")).read_text())
-    assert set(found) == set(reference)
-    problems = fingerprints.compare(found, reference)
-    assert not problems, "\n".join(problems)
+    segments) against their own reference, recorded on a GPU. In a process of its own: the
+    code of Taichi's own accessor kernels depends on what the process compiled before."""
+    reference = REFERENCE / ("kernels.json" if arch == "cpu" else "kernels_cuda.json")
+    check = subprocess.run([sys.executable, str(fingerprints.ROOT / "tests" / "kernel_fingerprints.py"),
+                            "--arch", arch, "--check", str(reference)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-4000:]
+    assert "unchanged" in check.stdout.splitlines()[-1]
