@@ -12,6 +12,7 @@ from .case import CaseError
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="taichiflow", description=__doc__)
+    parser.add_argument("--verbose", action="store_true", help="also show Taichi's own messages")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a case file")
@@ -72,11 +73,22 @@ def main(argv=None) -> int:
     view.add_argument("--fps", type=float, default=4.0, help="movie frames per second (4)")
 
     args = parser.parse_args(argv)
+    if args.verbose:
+        _be_verbose()
     try:
         return {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check}[args.command](args)
     except (CaseError, ValueError, RuntimeError) as err:
         print(f"taichiflow: error: {err}", file=sys.stderr)
         return 1
+
+
+def _be_verbose():
+    """taichiflow --verbose: Taichi's banner (which taichiflow hides) and its messages."""
+    from .run import backend
+    import taichi
+
+    backend.VERBOSE = True
+    print(f"[Taichi] version {'.'.join(map(str, taichi.__version__))}", file=sys.stderr)
 
 
 def _run(args) -> int:

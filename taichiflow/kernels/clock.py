@@ -57,7 +57,7 @@ class DeviceClock:
         if not t < target * (1 - 1e-14) or (limit != 0 and self.counts[STEPS] >= limit):
             self.counts[HALT] = DONE
         else:
-            dt = ti.math.inf
+            dt = ti.cast(ti.math.inf, ti.f64)  # f64 in f32 runs too: the host loop's f64 dt
             if rate > 0.0:
                 dt = self.times[CFL] / rate
             dt = ti.min(dt, target - t)

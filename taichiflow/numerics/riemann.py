@@ -66,10 +66,19 @@ def make_rusanov(phys, scheme):
 
 @ti.func
 def _hll_flux(uL, fL, uR, fR, sL, sR):
-    # Clipping the speeds at zero makes one formula cover the supersonic cases too.
+    """(sR+ fL - sL- fR + sL- sR+ (uR - uL)) / (sR+ - sL-), with sL- = min(sL, 0) and
+    sR+ = max(sR, 0): clipping the speeds at zero makes one formula cover the supersonic
+    cases too. Where both speeds are zero (a state at rest in Burgers' equation, the faces
+    across a flow along x) the fan has no width and the formula is 0/0: the flux is then the
+    mean of the two, consistent and finite. One division, not one per component."""
     sLm = ti.min(sL, 0.0)
     sRp = ti.max(sR, 0.0)
-    return (sRp * fL - sLm * fR + sLm * sRp * (uR - uL)) * (1.0 / (sRp - sLm))  # one division, not one per component
+    width = sRp - sLm
+    has_fan = width > 0.0
+    inverse = 1.0 / ti.select(has_fan, width, 1.0)
+    weight_left = ti.select(has_fan, sRp * inverse, 0.5)
+    weight_right = ti.select(has_fan, -sLm * inverse, 0.5)
+    return weight_left * fL + weight_right * fR + (sLm * sRp * inverse) * (uR - uL)
 
 
 def make_hll(phys, scheme):

@@ -1,9 +1,15 @@
 """Taichi's start for a run: the backend and precision a case asks for, "auto" resolved."""
 from __future__ import annotations
 
+import contextlib
+import io
+
 import taichi as ti
 
 from ..errors import SimulationError
+
+# taichiflow --verbose: Taichi's own lines (its start, its INFO log) are shown too.
+VERBOSE = False
 
 
 def init_taichi(arch: str, precision: str, fast_math) -> tuple[str, str, bool]:
@@ -15,8 +21,11 @@ def init_taichi(arch: str, precision: str, fast_math) -> tuple[str, str, bool]:
     if fast_math == "auto":
         fast_math = precision == "f32"
     dtype = ti.f32 if precision == "f32" else ti.f64
-    ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, default_fp=dtype, fast_math=bool(fast_math),
-            log_level=ti.WARN, offline_cache=True)
+    # ti.init prints "[Taichi] Starting on arch=..." unconditionally: kept out of sight
+    # unless verbose (run.log names the arch).
+    with contextlib.nullcontext() if VERBOSE else contextlib.redirect_stdout(io.StringIO()):
+        ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, default_fp=dtype, fast_math=bool(fast_math),
+                log_level=ti.INFO if VERBOSE else ti.WARN, offline_cache=True)
     if arch == "cuda" and ti.lang.impl.current_cfg().arch != ti.cuda:
         raise SimulationError("arch 'cuda' was requested but no CUDA device is available; use --arch cpu")
     return arch, precision, bool(fast_math)

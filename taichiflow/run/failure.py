@@ -18,14 +18,28 @@ def bad_cell_message(model, w, cell, when: str) -> str:
     return f"inadmissible {when} at cell {cell}: {variable}"
 
 
+# The robust choices the advice suggests, first the most robust (registry: diffusive).
+ROBUST_RECONSTRUCTION = ("plm", "minmod")
+ROBUST_RIEMANN = ("hll", "rusanov")
+
+
 def advice(scheme: dict, out_dir) -> str:
-    """The likely fixes for a blow-up, given what the case already does (the registry says
-    which schemes are the robust ones)."""
+    """The likely fixes for a blow-up, given what the case already does: never the scheme
+    that failed (the registry says which choices are the robust ones)."""
     tips = [f"a lower [scheme] cfl (now {scheme['cfl']:g})"]
     if not scheme["positivity_fallback"]:
         tips.append("[scheme] positivity_fallback = true")
-    if not registry.is_diffusive(scheme):
-        tips.append("a more diffusive scheme (plm with minmod, hll)")
+    changes = []
+    if not registry.reconstructions.get(scheme["reconstruction"]).diffusive:
+        changes.append(f"reconstruction = '{ROBUST_RECONSTRUCTION[0]}' with limiter = '{ROBUST_RECONSTRUCTION[1]}'")
+    elif scheme["reconstruction"] == "plm" and scheme.get("limiter") != ROBUST_RECONSTRUCTION[1]:
+        changes.append(f"limiter = '{ROBUST_RECONSTRUCTION[1]}'")
+    if not registry.riemann_solvers.get(scheme["riemann"]).diffusive:
+        changes.append(f"riemann = '{ROBUST_RIEMANN[0]}'")
+    elif scheme["riemann"] != ROBUST_RIEMANN[1]:
+        changes.append(f"riemann = '{ROBUST_RIEMANN[1]}'")
+    if changes:
+        tips.append("a more diffusive scheme ([scheme] " + ", ".join(changes) + ")")
     text = "Try " + ", or ".join(tips) + "."
     saved = sorted(out_dir.glob(checkpoint.PATTERN)) if out_dir else []
     if saved:
