@@ -140,13 +140,16 @@ def _run(args) -> int:
 
 
 def _seconds(text) -> float:
-    """HH:MM:SS (or MM:SS, or seconds) as seconds; 0 for none."""
+    """HH:MM:SS (or MM:SS, or seconds) as seconds; 0 for none. Minutes and seconds after the
+    first field are below 60 (00:99:00 is a typo, not 99 minutes)."""
     if not text:
         return 0.0
     try:
         parts = [float(p) for p in text.split(":")]
     except ValueError:
         raise ValueError(f"--max-wall-time: expected HH:MM:SS, got {text!r}") from None
+    if len(parts) > 3 or any(p < 0 for p in parts) or any(p >= 60 for p in parts[1:]):
+        raise ValueError(f"--max-wall-time: expected HH:MM:SS with minutes and seconds below 60, got {text!r}")
     seconds = 0.0
     for part in parts:
         seconds = seconds * 60 + part

@@ -17,6 +17,7 @@ from ..model import load_model
 from ..bound_model import BoundModel
 from ..requirements import check_case_against_model
 from .backend import init_taichi
+from .limits import check_limits
 from .states import resolve_states
 
 
@@ -79,6 +80,7 @@ def build(case: dict) -> Built:
     inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
               for face, state in inflow_states.items()}
     plan = plan_for(case, arch, precision)
+    check_limits(case, plan, model, where)
     grid = Grid(tuple(case["grid"]["cells"]), tuple(case["grid"]["lower"]), tuple(case["grid"]["upper"]))
     try:  # (before the solver: a bad [initial] table fails before anything compiles)
         fill = make_initial_fill(initial, layout, grid.cells, grid.lower, grid.upper, params, dtype)
