@@ -1,4 +1,4 @@
-"""Compressible Euler equations for an ideal gas (physics.md section 1.1)."""
+"""Compressible Euler equations for an ideal gas (docs/physics.md section 1.1)."""
 import taichi as ti
 
 from taichiflow import Model

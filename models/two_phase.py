@@ -1,6 +1,6 @@
 """Two-phase compressible flow: the 5-equation stiffened-gas model of CUBISM-MPCF.
 
-Diffuse interface with pressure and velocity equilibrium (physics.md section 1.2). Each
+Diffuse interface with pressure and velocity equilibrium (docs/physics.md section 1.2). Each
 material is a stiffened gas p = (gamma - 1) rho e - gamma pc; the mixture carries
 Gamma = 1/(gamma - 1) and Pi = gamma pc/(gamma - 1), advected with the flow (the framework
 adds Gamma div(u), Pi div(u) from the Riemann solver's face velocities, so an interface in

@@ -57,7 +57,7 @@ def sound_speed(w):
 
 
 def euler_flux(w):
-    """Normal-frame Euler flux in numpy (physics.md 1.1)."""
+    """Normal-frame Euler flux in numpy (docs/physics.md section 1.1)."""
     rho, vel, p = w[:, 0], w[:, 1:4], w[:, 4]
     E = p / (GAMMA - 1.0) + 0.5 * rho * np.sum(vel**2, axis=1)
     un = vel[:, 0]

@@ -97,7 +97,7 @@ class Solver:
     def _face_scheme(self, scheme) -> FaceScheme:
         """The face numerics of a [scheme] table."""
         recon = make_reconstruction(scheme, self.phys)
-        # FORCE-type fluxes scale dt/dx by the dimension (seed 000's alpha): the grid's property.
+        # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
         riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
         return FaceScheme(recon, riemann, make_variables(scheme.get("variables", "primitive"), self.phys))
 

@@ -79,10 +79,10 @@ def van_leer(a, b):
     return _same_sign(a, b) * 2.0 * ti.abs(a) * ti.abs(b) / ti.select(total > 0.0, total, 1.0)
 
 
-# Seed 000 writes MINBEE and SUPERBEE as functions xi(r) of r = a / b. As a slope, the
-# limited value is xi(r) b; with a and b of one sign that is xi evaluated with r -> |a|
-# and 1 -> |b| (xi is built of min/max of terms linear in r and 1), times the common sign.
-# No division, so b = 0 needs no special case.
+# Cygert et al. (2013) write MINBEE and SUPERBEE as functions xi(r) of r = a / b (docs/physics.md
+# 2.2.2). As a slope, the limited value is xi(r) b; with a and b of one sign that is xi evaluated
+# with r -> |a| and 1 -> |b| (xi is built of min/max of terms linear in r and 1), times the common
+# sign. No division, so b = 0 needs no special case.
 
 
 @ti.func
@@ -300,9 +300,9 @@ def _state_maps(phys, variables: str):
 
 
 def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
-    """MUSCL-Hancock (Toro ch. 14; seed 000 eq. 8-9): each cell's limited linear profile is
-    evolved by dt/2 with the physical flux, which makes the scheme second order in time with
-    a single (Euler) stage. Only the normal-direction flux enters the predictor."""
+    """MUSCL-Hancock (Toro ch. 14; Cygert et al. 2013, eqs. 8-9; docs/physics.md 2.2.4): each cell's
+    limited linear profile is evolved by dt/2 with the physical flux, which makes the scheme second
+    order in time with a single (Euler) stage. Only the normal-direction flux enters the predictor."""
     states, from_cons = _state_maps(phys, variables)
     nU, advected = phys.U.n, list(phys.advected_indices)
 

@@ -1,4 +1,4 @@
-"""Approximate Riemann solvers: numerical flux from left/right states in the normal frame.
+"""Approximate Riemann solvers (docs/physics.md 2.3): numerical flux from left/right states in the normal frame.
 
 Each factory takes a `BoundModel` (taichiflow/bound_model.py) and the case's [scheme] and returns a Taichi function
 (wL, wR, dt_dx) -> flux; dt_dx (time step over cell width) serves the centred schemes.
@@ -121,14 +121,14 @@ def make_hllc(phys, scheme):
 
 # --- centred solvers: FORCE and MUSTA-FORCE --------------------------------------------------
 def _force_dimension_factor(scheme) -> float:
-    """alpha of the seed's eqs. (6)-(7): the grid dimension (scheme["dimension"], default 1).
+    """alpha of FORCE (docs/physics.md 2.3.5): the grid dimension (scheme["dimension"], default 1).
 
     The solver is called once per axis with the full dt, and the d axes' updates add up. The
     Lax-Friedrichs half of FORCE adds a diffusion of (dx/dt)/4 per face whatever the time
     step, so with alpha = 1 the d axes together multiply the grid-scale mode by about 1 - d:
-    unstable in 3D at any CFL (tests/test_riemann.py). Evaluating FORCE with alpha dt, the
-    seed's alpha = 3 in 3D, brings that to 1 - d/alpha = 0, provided the local Courant number
-    alpha |s| dt/dx stays <= 1, i.e. cfl <= 1/dimension: left to the case's cfl."""
+    unstable in 3D at any CFL (tests/test_riemann.py). Evaluating FORCE with alpha dt (Cygert
+    et al. 2013, eqs. 6-7: alpha = 3 in 3D) brings that to 1 - d/alpha = 0, provided the local
+    Courant number alpha |s| dt/dx stays <= 1, i.e. cfl <= 1/dimension: left to the case's cfl."""
     alpha = float(scheme.get("dimension", 1))
     if alpha < 1:
         raise ValueError(f"[scheme] dimension must be >= 1, got {alpha}")
@@ -164,13 +164,13 @@ def make_force(phys, scheme):
 
 
 def make_musta(phys, scheme):
-    """MUSTA-FORCE (Toro 2006; Toro & Titarev 2006; seed eqs. 4-7) with k = musta_stages.
+    """MUSTA-FORCE (Toro 2006; Toro & Titarev 2006; Cygert et al. 2013, eqs. 4-7), k = musta_stages.
 
     Each stage 'opens the Riemann fan' locally: the pair (U_L, U_R) is advanced one step of
     FORCE on a two-cell grid with transmissive ends (eq. 4); the flux is FORCE of the last
     pair, so k stages cost k + 1 FORCE evaluations and 3k + 1 primitive recoveries: only
     flux, to_conserved and to_primitive are used, so any model works. The local step uses the
-    same alpha dt/dx as the FORCE flux (in 1D, alpha = 1: exactly the seed's eq. 4), so the
+    same alpha dt/dx as the FORCE flux (in 1D, alpha = 1: exactly Cygert et al.'s eq. 4), so the
     local problem is a consistent 1D FORCE run at Courant number alpha |s| dt/dx <= 1."""
     alpha = _force_dimension_factor(scheme)
     stages = int(scheme.get("musta_stages", 3))
