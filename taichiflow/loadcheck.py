@@ -57,8 +57,37 @@ def _evaluate(model, params: dict, dtype) -> dict:
              ("wave_speeds" if "wave_speeds" in model.functions else "sound_speed", speeds)]
     for name, kernel in steps:
         _compile_and_run(model, name, kernel)
+    _compile_state_hooks(model, phys, w_in, dtype)
     return {"to_conserved": u_out.to_numpy(), "to_primitive": w_out.to_numpy(),
             "flux": f_out.to_numpy(), "speeds": s_out.to_numpy()}
+
+
+STATE_HOOKS = ("hllc_star", "repair", "source")
+
+
+def _compile_state_hooks(model, phys, w_in, dtype) -> None:
+    """Compile the optional functions that return a state (hllc_star, repair, source) on the
+    sample, in one kernel: a wrong layout there is then reported by file, function and layout
+    before the solver compiles them. Their values are not judged (a star state needs a real
+    Riemann problem, a repair an inadmissible state)."""
+    hooks = [hook for hook in STATE_HOOKS if hook in model.functions]
+    if not hooks:
+        return
+    out = ti.Vector.field(phys.n_flux, dtype, shape=len(hooks))
+
+    @ti.kernel
+    def state_hooks():
+        w = w_in[None]
+        u = phys.cons(w)
+        for k in ti.static(range(len(hooks))):
+            if ti.static(hooks[k] == "hllc_star"):
+                out[k] = phys.star_state(w, phys.state_and_flux(w)[0], -1.0, 0.0)
+            if ti.static(hooks[k] == "repair"):
+                out[k][0] = phys.repair(u, w)[0]
+            if ti.static(hooks[k] == "source"):
+                out[k][0] = phys.source(u, w, ti.Vector([0.5, 0.5, 0.5], dtype), 0.0)[0]
+
+    _compile_and_run(model, " / ".join(hooks), state_hooks)
 
 
 def _compile_and_run(model, name: str, kernel) -> None:

@@ -220,3 +220,17 @@ def test_wrong_flux_layout_is_a_model_error(tmp_path, label):
                               tmp_path)
     assert code not in (0, -11) and "Traceback" not in out, out
     assert f"{path}: flux(): {expected}; U is rho (scalar), mom (3-vector), E (scalar)" in out, out
+
+
+def test_wrong_star_state_layout_is_a_model_error_at_load_time(tmp_path):
+    """hllc_star, repair and source return states too: they are compiled when the model loads,
+    so a wrong layout there is the same one-line ModelError, not a Taichi traceback from the
+    solver's first kernel."""
+    old = "return model.U(rho=chi * U.rho,"
+    assert EULER.count(old) == 1
+    path = write_model(tmp_path, EULER.replace(old, "return model.U(rho=chi * U.mom,"))
+    case = load_case(CASES / "sod.toml", [f"model.name='{path}'", "grid.cells=[16]"])
+    with pytest.raises(ModelError) as info:
+        simulate(case, max_steps=1)
+    assert str(info.value) == (f"{path}: hllc_star(): returned rho as a 3-vector; "
+                               "U is rho (scalar), mom (3-vector), E (scalar)")
