@@ -228,18 +228,19 @@ def find_model_file(name: str, search_dirs=(), base_dir=None) -> Path:
 
 
 def _find_model_path(name: str, base_dir) -> Path:
-    """A model file's path: as given if absolute, else beside the case file, then from here."""
+    """A model file's path: as given if absolute, else relative to the case file's folder,
+    then to the current folder."""
     path = Path(name)
     if path.is_absolute():
-        places = {"": path}
-    else:
-        places = {} if base_dir is None else {f"beside the case file ({Path(base_dir)})": Path(base_dir) / path}
-        places[f"from the current folder ({Path.cwd()})"] = Path.cwd() / path
-    for place in places.values():
-        if place.is_file():
-            return place.resolve()
-    looked = " or ".join(label for label in places if label)
-    raise ModelError(f"model file '{name}' not found" + (f" {looked}" if looked else ""))
+        if path.is_file():
+            return path.resolve()
+        raise ModelError(f"model file '{name}' not found")
+    folders = ({f"the case file's folder ({base_dir})": Path(base_dir)} if base_dir is not None else {})
+    folders[f"the current folder ({Path.cwd()})"] = Path.cwd()
+    for folder in folders.values():
+        if (folder / path).is_file():
+            return (folder / path).resolve()
+    raise ModelError(f"model file '{name}' not found relative to {' or to '.join(folders)}")
 
 
 def shipped_models_dir() -> Path:
