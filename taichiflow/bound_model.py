@@ -32,6 +32,10 @@ class BoundModel:
         self.n_flux = self.U.n + (1 if self.augmented else 0)
         self.advected_indices = [self.U.offsets[n] for n in model.advected]
 
+    def _where(self, function: str) -> str:
+        """The model file and function, the prefix of a layout error (see Layout.flatten)."""
+        return f"{self.model.source_file}: {function}()"
+
     def _call(self, role, *states):
         return self.model.functions[role](*states, *self._extra_args(role))
 
@@ -49,13 +53,13 @@ class BoundModel:
         return extra
 
     def prim(self, u):
-        return self.W.flatten(self._call("to_primitive", self.U.view(u)), "to_primitive()")
+        return self.W.flatten(self._call("to_primitive", self.U.view(u)), self._where("to_primitive"))
 
     def cons(self, w):
-        return self.U.flatten(self._call("to_conserved", self.W.view(w)), "to_conserved()")
+        return self.U.flatten(self._call("to_conserved", self.W.view(w)), self._where("to_conserved"))
 
     def flux(self, w, u):
-        return self.U.flatten(self._call("flux", self.W.view(w), self.U.view(u)), "flux()")
+        return self.U.flatten(self._call("flux", self.W.view(w), self.U.view(u)), self._where("flux"))
 
     def normal_velocity(self, w):
         return component(w, self.W.index(self.model.velocity, 0))
@@ -114,7 +118,7 @@ class BoundModel:
     def star_state(self, w, u, s, s_star):
         """HLLC star state on the side of wave speed s (augmented like state_and_flux)."""
         star = self.U.flatten(self._call("hllc_star", self.W.view(w), self.U.view(u), s, s_star),
-                              "hllc_star()")
+                              self._where("hllc_star"))
         if self.augmented:
             chi = (s - self.normal_velocity(w)) / (s - s_star)
             return extend(star, self.U.n, chi)
@@ -122,10 +126,10 @@ class BoundModel:
 
     def repair(self, u, w):
         """The model's repaired conserved state for an inadmissible (u, w)."""
-        return self.U.flatten(self._call("repair", self.U.view(u), self.W.view(w)), "repair()")
+        return self.U.flatten(self._call("repair", self.U.view(u), self.W.view(w)), self._where("repair"))
 
     def source(self, u, w, x, t):
-        return self.U.flatten(self._call("source", self.U.view(u), self.W.view(w), x, t), "source()")
+        return self.U.flatten(self._call("source", self.U.view(u), self.W.view(w), x, t), self._where("source"))
 
     def derived(self, name, w):
         """A derived field of W: it may read parameters and the model's globals alike."""

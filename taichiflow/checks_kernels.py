@@ -251,14 +251,24 @@ class KernelChecks:
         rotation()
         return ref.to_numpy(), turned.to_numpy(), s_ref.to_numpy(), s_turned.to_numpy()
 
+    def typical_conserved(self) -> float:
+        """The mean |U| component over the normal-frame samples (once physical() has filled
+        U), 1 if that is 0: the size of the state where a sample's own size is 0."""
+        typical = float(np.abs(self.U.to_numpy()).mean())
+        return typical if np.isfinite(typical) and typical > 0.0 else 1.0
+
     def jacobian(self):
         """Central-difference Jacobian dF/dU of the quasi-linear system along the normal,
         for every normal-frame sample: F(U) = flux(prim(U), U). Rows of advected variables
         get - phi d(u_n)/dU, the term the framework adds (phi_t + u . grad phi = 0).
+        The step is relative to the component, to a tenth of the state's largest and to a
+        tenth of the samples' typical |U|, so that a state that is zero (Burgers at rest) still
+        gets a finite step. Models without advected variables need no velocity role here.
         Returns (J (3 n, nU, nU), speeds (3 n, 2), Roe speeds of (W, W) or None)."""
         phys, Wn, n3 = self.phys, self.Wn, 3 * self.n
         nU = phys.U.n
         advected = phys.advected_indices
+        floor = 0.1 * self.typical_conserved()
         cols = ti.Vector.field(nU, ti.f64, shape=(n3, nU))
         speeds = ti.Vector.field(2, ti.f64, shape=n3)
         has_roe = "roe_speeds" in self.model.functions
@@ -274,14 +284,15 @@ class KernelChecks:
                 for k in ti.static(range(nU)):
                     big = ti.max(big, ti.abs(u[k]))
                 for j in ti.static(range(nU)):
-                    h = step * ti.max(ti.abs(u[j]), 0.1 * big)
+                    h = step * ti.max(ti.abs(u[j]), 0.1 * big, floor)
                     up = ti.Vector([u[k] + (h if k == j else 0.0) for k in ti.static(range(nU))])
                     um = ti.Vector([u[k] - (h if k == j else 0.0) for k in ti.static(range(nU))])
                     wp, wm = phys.prim(up), phys.prim(um)
                     col = (phys.flux(wp, up) - phys.flux(wm, um)) / (2.0 * h)
-                    dun = (phys.normal_velocity(wp) - phys.normal_velocity(wm)) / (2.0 * h)
-                    for k in ti.static(advected):
-                        col[k] -= u[k] * dun
+                    if ti.static(advected):
+                        dun = (phys.normal_velocity(wp) - phys.normal_velocity(wm)) / (2.0 * h)
+                        for k in ti.static(advected):
+                            col[k] -= u[k] * dun
                     cols[q, j] = col
                 smin, smax = phys.signal_speeds(w)
                 speeds[q] = ti.Vector([smin, smax])

@@ -65,6 +65,14 @@ def build_simulation(model_path, params: dict, layout, state, recon: str, rieman
     return Simulation(case)
 
 
+def per_component_scale(magnitudes: np.ndarray) -> np.ndarray:
+    """|magnitudes| floored at 1e-3 of the largest, and at 1 where all are 0 (a state that is
+    zero in every variable, then judged by absolute change): never a division by zero."""
+    magnitudes = np.abs(magnitudes)
+    largest = float(magnitudes.max()) if magnitudes.size else 0.0
+    return np.maximum(magnitudes, 1e-3 * largest if largest > 0.0 else 1.0)
+
+
 def conserved(sim) -> np.ndarray:
     """The conserved state of the interior, (cells, nU)."""
     return sim.solver.conserved_array().reshape(-1, sim.model.conserved.n)
@@ -72,13 +80,12 @@ def conserved(sim) -> np.ndarray:
 
 def free_stream_error(sim):
     """Largest change of U over one full time step of the uniform initial state, relative
-    per component to |U| (floored at 1e-3 of the largest component). Returns (error, cell
-    index, component)."""
+    per component to |U| (per_component_scale). Returns (error, cell index, component)."""
     before = conserved(sim)
     reference = before[0]
     sim.advance(sim.end_time, max_steps=sim.step_count + 1)
     after = conserved(sim)
-    scale = np.maximum(np.abs(reference), 1e-3 * np.abs(reference).max())
+    scale = per_component_scale(reference)
     change = np.abs(np.vstack([before, after]) - reference) / scale
     change = np.where(np.isfinite(change), change, np.inf)
     cell, comp = np.unravel_index(np.argmax(change), change.shape)
@@ -101,8 +108,8 @@ def smooth_state(a: np.ndarray, b: np.ndarray, rng, shared: bool) -> np.ndarray:
 
 def conservation_error(sim, w: np.ndarray, advected: list[int]):
     """Drift of the totals of U over STEPS steps from the primitive field w, relative per
-    component to its L1 norm; advected variables are left out (not conserved). Returns
-    (error, component, steps taken)."""
+    component to its L1 norm (per_component_scale); advected variables are left out (not
+    conserved). Returns (error, component, steps taken)."""
     sim.set_primitive(w)
     before = sim.solver.reductions()[0]
     volume = float(np.prod(sim.solver.dx))
@@ -110,7 +117,7 @@ def conservation_error(sim, w: np.ndarray, advected: list[int]):
     start = sim.step_count
     sim.advance(sim.t + 1e3 * sim.end_time, max_steps=start + STEPS)
     after = sim.solver.reductions()[0]
-    drift = np.abs(after - before) / np.maximum(l1, 1e-300)
+    drift = np.abs(after - before) / per_component_scale(l1)
     drift = np.where(np.isfinite(drift), drift, np.inf)
     drift[advected] = 0.0
     comp = int(np.argmax(drift))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 
-__all__ = ["CaseError", "CheckpointError", "ModelError", "RunInterrupted", "SimulationError",
-           "UnknownNameError", "did_you_mean", "suggest"]
+__all__ = ["CaseError", "CheckpointError", "ModelError", "ParameterError", "RunInterrupted",
+           "SimulationError", "UnknownNameError", "did_you_mean", "model_error_within", "suggest"]
 
 
 class CaseError(ValueError):
@@ -18,6 +18,25 @@ class CaseError(ValueError):
 
 class ModelError(ValueError):
     """A mistake in a model file; the message names the file, the function and the cause."""
+
+
+class ParameterError(ModelError):
+    """A model parameter value (from a case's [model] params or --params) for which the
+    model's functions are singular, e.g. an ideal gas with gamma = 1: the value is the cause,
+    not the model or its sample state."""
+
+
+def model_error_within(err: BaseException):
+    """The ModelError that a Taichi compile error wraps (raised by the framework while a
+    model function was being compiled, e.g. a wrong layout), else None: its message names
+    the model file and function, where Taichi's wrapper names only the kernel's source."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, ModelError):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
 
 
 class SimulationError(RuntimeError):

@@ -8,8 +8,11 @@ index choices are static, nothing branches at run time.
 """
 from __future__ import annotations
 
+import numbers
+
 import taichi as ti
 from taichi.lang import impl
+from taichi.lang.matrix import Matrix
 from taichi.lang.struct import Struct
 
 from .errors import ModelError
@@ -20,6 +23,25 @@ AXES = "xyz"
 def component(value, index: int):
     """Element `index` of a Taichi vector expression, from plain Python at compile time."""
     return impl.subscript(None, value, index)
+
+
+def shape_of(value):
+    """() for a scalar, (n,) for a vector, (n, m) for a matrix, as Taichi sees a value while a
+    kernel compiles; None for anything else (left for Taichi to judge)."""
+    if isinstance(value, numbers.Number):
+        return ()
+    if isinstance(value, Matrix):
+        return tuple(value.get_shape())
+    is_tensor = getattr(value, "is_tensor", None)
+    if callable(is_tensor):
+        return tuple(value.get_shape()) if is_tensor() else ()
+    return None
+
+
+def _shape_text(shape: tuple) -> str:
+    if not shape:
+        return "a scalar"
+    return f"a {shape[0]}-vector" if len(shape) == 1 else f"a {' x '.join(map(str, shape))} matrix"
 
 
 class Layout:
@@ -39,6 +61,10 @@ class Layout:
     @property
     def vectors(self) -> list[str]:
         return [name for name in self.names if self.sizes[name] == 3]
+
+    def describe(self) -> str:
+        """The layout in words, e.g. rho (scalar), mom (3-vector), E (scalar)."""
+        return ", ".join(f"{name} ({'scalar' if self.sizes[name] == 1 else '3-vector'})" for name in self.names)
 
     def component_names(self) -> list[str]:
         """Flat component labels, e.g. rho, mom_x, mom_y, mom_z, E."""
@@ -73,7 +99,8 @@ class Layout:
     def flatten(self, state, where: str):
         """Flat vector of a named state; `where` names the model function for errors."""
         if not isinstance(state, Struct):
-            raise ModelError(f"{where}: must return model.{self.role}(...), got {type(state).__name__}")
+            raise ModelError(f"{where}: must return model.{self.role}(...) ({self.role} is {self.describe()}), "
+                             f"got {type(state).__name__}")
         entries = state.to_dict()
         missing = [n for n in self.names if n not in entries]
         extra = [n for n in entries if n not in self.sizes]
@@ -83,11 +110,21 @@ class Layout:
         parts = []
         for name in self.names:
             value = entries[name]
+            self._check_size(name, value, where)
             if self.sizes[name] == 1:
                 parts.append(value)
             else:
                 parts += [component(value, c) for c in range(3)]
         return ti.Vector(parts)
+
+    def _check_size(self, name: str, value, where: str):
+        """A component of the declared size: a mismatch found here names the function and the
+        layout, where Taichi would fail later on a tensor-type error, an assertion, or by
+        reading past the end of a short vector."""
+        shape = shape_of(value)
+        expected = () if self.sizes[name] == 1 else (3,)
+        if shape is not None and shape != expected:
+            raise ModelError(f"{where}: returned {name} as {_shape_text(shape)}; {self.role} is {self.describe()}")
 
     def rotation(self, axis: int, to_normal: bool) -> list[int]:
         """Permutation p with rotated[k] = flat[p[k]] for the frame whose x is `axis`."""

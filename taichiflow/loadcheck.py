@@ -3,13 +3,15 @@
 Compiles each registered function alone (so a failure names it), evaluates it on the
 model's sample primitive state, and checks results are finite and that
 to_primitive(to_conserved(W)) returns W. Errors become ModelError naming file,
-function and cause instead of a Taichi traceback.
+function and cause instead of a Taichi traceback. When the model fails only with the
+parameter values it was given (an ideal gas with gamma = 1), the error names those values
+(ParameterError), not the sample state.
 """
 import numpy as np
 import taichi as ti
 
 from .layout import permute
-from .errors import ModelError
+from .errors import ModelError, ParameterError, model_error_within
 from .bound_model import BoundModel
 
 
@@ -18,9 +20,11 @@ def _first_line(err: Exception) -> str:
     return text[-1] if text else type(err).__name__
 
 
-def check_model(model, params: dict, dtype) -> None:
+def _evaluate(model, params: dict, dtype) -> dict:
+    """to_conserved, to_primitive (of that), the flux and the signal speeds along each axis
+    of the sample state, as numpy arrays by name; a function that does not compile raises
+    ModelError naming it."""
     phys = BoundModel(model, params, dtype)
-    where = model.source_file
     nU, nW = phys.U.n, phys.W.n
     w_in = ti.Vector.field(nW, dtype, shape=())
     u_out = ti.Vector.field(nU, dtype, shape=())
@@ -52,24 +56,99 @@ def check_model(model, params: dict, dtype) -> None:
     steps = [("to_conserved", conserve), ("to_primitive", recover), ("flux", fluxes),
              ("wave_speeds" if "wave_speeds" in model.functions else "sound_speed", speeds)]
     for name, kernel in steps:
-        try:
-            kernel()
-        except ModelError:
-            raise
-        except Exception as err:  # Taichi compile errors: name the model function
-            raise ModelError(f"{where}: {name}(): does not compile: {_first_line(err)}") from None
+        _compile_and_run(model, name, kernel)
+    _compile_state_hooks(model, phys, w_in, dtype)
+    return {"to_conserved": u_out.to_numpy(), "to_primitive": w_out.to_numpy(),
+            "flux": f_out.to_numpy(), "speeds": s_out.to_numpy()}
 
+
+STATE_HOOKS = ("hllc_star", "repair", "source")
+
+
+def _compile_state_hooks(model, phys, w_in, dtype) -> None:
+    """Compile the optional functions that return a state (hllc_star, repair, source) on the
+    sample, in one kernel: a wrong layout there is then reported by file, function and layout
+    before the solver compiles them. Their values are not judged (a star state needs a real
+    Riemann problem, a repair an inadmissible state)."""
+    hooks = [hook for hook in STATE_HOOKS if hook in model.functions]
+    if not hooks:
+        return
+    out = ti.Vector.field(phys.n_flux, dtype, shape=len(hooks))
+
+    @ti.kernel
+    def state_hooks():
+        w = w_in[None]
+        u = phys.cons(w)
+        for k in ti.static(range(len(hooks))):
+            if ti.static(hooks[k] == "hllc_star"):
+                out[k] = phys.star_state(w, phys.state_and_flux(w)[0], -1.0, 0.0)
+            if ti.static(hooks[k] == "repair"):
+                out[k][0] = phys.repair(u, w)[0]
+            if ti.static(hooks[k] == "source"):
+                out[k][0] = phys.source(u, w, ti.Vector([0.5, 0.5, 0.5], dtype), 0.0)[0]
+
+    _compile_and_run(model, " / ".join(hooks), state_hooks)
+
+
+def _compile_and_run(model, name: str, kernel) -> None:
+    """Run one check kernel; a compile error is reported against the model function `name`
+    (or, where the framework already said what is wrong, e.g. a layout, with its words)."""
+    try:
+        kernel()
+    except ModelError:
+        raise
+    except Exception as err:  # Taichi compile errors: name the model function
+        inner = model_error_within(err)
+        if inner is not None:
+            raise ModelError(str(inner)) from None
+        raise ModelError(f"{model.source_file}: {name}(): does not compile: {_first_line(err)}") from None
+
+
+def _problem(model, values: dict, dtype) -> str | None:
+    """What is wrong with the evaluated sample (without the file and the advice), or None."""
     sample = np.array(model.sample_state())
-    for name, value in (("to_conserved", u_out.to_numpy()), ("to_primitive", w_out.to_numpy()),
-                        ("flux", f_out.to_numpy()), ("speeds", s_out.to_numpy())):
+    for name, value in values.items():
         if not np.all(np.isfinite(value)):
-            raise ModelError(f"{where}: {name}(): non-finite result {value.tolist()} on the sample "
-                             f"state {sample.tolist()} (set Model(sample=...) to an admissible state)")
+            return f"{name}(): non-finite result {value.tolist()} on the sample state {sample.tolist()}"
+    back = values["to_primitive"]
     tol = 1e-4 if dtype == ti.f32 else 1e-10
-    error = np.max(np.abs(w_out.to_numpy() - sample) / np.maximum(np.abs(sample), 1.0))
-    if error > tol:
-        raise ModelError(f"{where}: to_primitive() is not the inverse of to_conserved(): sample "
-                         f"{sample.tolist()} came back as {w_out.to_numpy().tolist()}")
-    s = s_out.to_numpy()
+    if np.max(np.abs(back - sample) / np.maximum(np.abs(sample), 1.0)) > tol:
+        return (f"to_primitive() is not the inverse of to_conserved(): sample {sample.tolist()} came back "
+                f"as {back.tolist()}")
+    s = values["speeds"]
     if np.any(s[:, 0] > s[:, 1]):
-        raise ModelError(f"{where}: signal speeds: smin > smax on the sample state: {s.tolist()}")
+        return f"signal speeds: smin > smax on the sample state: {s.tolist()}"
+    return None
+
+
+def _fails_with(model, params: dict, dtype) -> bool:
+    return _problem(model, _evaluate(model, params, dtype), dtype) is not None
+
+
+def singular_parameters(model, params: dict, dtype) -> list[str]:
+    """The parameters whose given values (not the model's defaults) make the sample fail:
+    those that, alone set back to the default, make it pass; all the changed ones together
+    if no single one does; [] when the defaults fail as well (then the cause is elsewhere)."""
+    changed = [name for name, value in params.items() if value != model.params.get(name)]
+    if not changed or _fails_with(model, {**params, **{n: model.params[n] for n in changed}}, dtype):
+        return []
+    alone = [name for name in changed if not _fails_with(model, {**params, name: model.params[name]}, dtype)]
+    return alone or changed
+
+
+def check_model(model, params: dict, dtype, params_from: str = "[model] params") -> None:
+    """Raise ModelError if the model's functions fail on its sample state; ParameterError
+    naming the values (given in `params_from`) when only the given parameters make them fail."""
+    where = model.source_file
+    problem = _problem(model, _evaluate(model, params, dtype), dtype)
+    if problem is None:
+        return
+    blamed = singular_parameters(model, params, dtype)
+    if blamed:
+        given = ", ".join(f"{name} = {params[name]:g}" for name in blamed)
+        default = ", ".join(f"{name} = {model.params[name]:g}" for name in blamed)
+        raise ParameterError(f"{where}: the parameter value {given} ({params_from}) makes model "
+                             f"'{model.name}' singular: {problem}; with the default {default} the sample "
+                             f"state is fine, so choose another value of {', '.join(blamed)}")
+    advice = " (set Model(sample=...) to an admissible state)" if "non-finite" in problem else ""
+    raise ModelError(f"{where}: {problem}{advice}")

@@ -207,29 +207,50 @@ class Model:
         return flat
 
 
-def find_model_file(name: str, search_dirs=()) -> Path:
-    """Resolve a model name ("euler") or path ("models/euler.py") to an existing file."""
+def find_model_file(name: str, search_dirs=(), base_dir=None) -> Path:
+    """Resolve a model name ("euler") or path ("models/euler.py") to an existing file, as an
+    absolute path (what a run records, so that its saved case finds the same file again).
+
+    A relative path is read from `base_dir` (the case file's folder: a case names its model
+    where the case is, whichever folder it is run from) and then from the current folder (as
+    before, e.g. a path given with --set); a name is looked for in `search_dirs`, ./models and
+    the shipped models."""
     candidate = Path(name)
     if candidate.suffix == ".py":
-        if candidate.is_file():
-            return candidate
-        raise ModelError(f"model file '{name}' not found")
+        return _find_model_path(name, base_dir)
     dirs = [Path(d) for d in search_dirs] + [Path.cwd() / "models", shipped_models_dir()]
     for folder in dirs:
         path = folder / f"{name}.py"
         if path.is_file():
-            return path
+            return path.resolve()
     known = sorted({p.stem for d in dirs if d.is_dir() for p in d.glob("*.py")})
     raise ModelError(f"unknown model '{name}'{did_you_mean(name, known)}; known models: {known}")
+
+
+def _find_model_path(name: str, base_dir) -> Path:
+    """A model file's path: as given if absolute, else relative to the case file's folder,
+    then to the current folder."""
+    path = Path(name)
+    if path.is_absolute():
+        if path.is_file():
+            return path.resolve()
+        raise ModelError(f"model file '{name}' not found")
+    folders = ({f"the case file's folder ({base_dir})": Path(base_dir)} if base_dir is not None else {})
+    folders[f"the current folder ({Path.cwd()})"] = Path.cwd()
+    for folder in folders.values():
+        if (folder / path).is_file():
+            return (folder / path).resolve()
+    raise ModelError(f"model file '{name}' not found relative to {' or to '.join(folders)}")
 
 
 def shipped_models_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "models"
 
 
-def load_model(name: str, search_dirs=()) -> Model:
-    """Import a model file and check its declaration (not its kernels: see loadcheck.check_model)."""
-    path = find_model_file(name, search_dirs)
+def load_model(name: str, search_dirs=(), base_dir=None) -> Model:
+    """Import a model file and check its declaration (not its kernels: see loadcheck.check_model);
+    a relative path is read from base_dir first (find_model_file)."""
+    path = find_model_file(name, search_dirs, base_dir)
     module_name = f"taichiflow_model_{path.stem}_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)

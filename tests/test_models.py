@@ -173,3 +173,64 @@ def test_reconstructed_variables_give_the_sod_solution(variables):
     exact, _, _ = exact_riemann((1.0, 0.0, 1.0), (0.125, 0.0, 0.1), x, 0.2, x0=0.5, gamma=1.4)
     # measured: primitive 2.43e-3, conserved 2.64e-3, characteristic 2.57e-3 (+~20% below)
     assert np.abs(rho - exact).mean() < 3.1e-3
+
+
+def test_singular_parameter_in_a_case_is_named_as_the_cause():
+    """gamma = 1 makes the ideal-gas EOS singular (p / (gamma - 1)): the error names the
+    parameter value, not the model's sample state."""
+    case = load_case(CASES / "sod.toml", ["model.params.gamma=1", "grid.cells=[16]"])
+    with pytest.raises(ModelError) as info:
+        simulate(case, max_steps=1)
+    message = str(info.value)
+    assert "the parameter value gamma = 1 ([model] params)" in message, message
+    assert "default gamma = 1.4" in message and "Model(sample=" not in message, message
+
+
+FLUX = "return model.U(rho=U.rho * un, mom=U.mom * un + W.p * model.ex, E=(U.E + W.p) * un)"
+WRONG_LAYOUTS = {
+    "vector where a scalar is declared": ("rho=U.rho * un,", "rho=U.mom * un,", "returned rho as a 3-vector"),
+    "scalar where a vector is declared": ("mom=U.mom * un + W.p * model.ex,", "mom=U.rho * un,",
+                                          "returned mom as a scalar"),
+    "2-vector where a 3-vector is declared": ("mom=U.mom * un + W.p * model.ex,", "mom=ti.Vector([U.rho, un]),",
+                                              "returned mom as a 2-vector"),
+}
+
+
+def _run_case_cli(args, cwd):
+    import os
+    import subprocess
+    import sys
+    root = CASES.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "taichiflow.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=600)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("label", list(WRONG_LAYOUTS))
+def test_wrong_flux_layout_is_a_model_error(tmp_path, label):
+    """A flux returning a component of the wrong size is a one-line ModelError naming the model
+    file, the function and the declared layout; before, Taichi failed on a tensor-type error,
+    an assertion, or (a 2-vector) crashed the process reading past its end."""
+    old, new, expected = WRONG_LAYOUTS[label]
+    assert EULER.count(FLUX) == 1
+    path = write_model(tmp_path, EULER.replace(FLUX, FLUX.replace(old, new)))
+    code, out = _run_case_cli(["run", str(CASES / "sod.toml"), "--set", f"model.name='{path}'", "--set",
+                               "grid.cells=[16]", "--arch", "cpu", "--out", str(tmp_path / "out"), "--quiet"],
+                              tmp_path)
+    assert code not in (0, -11) and "Traceback" not in out, out
+    assert f"{path}: flux(): {expected}; U is rho (scalar), mom (3-vector), E (scalar)" in out, out
+
+
+def test_wrong_star_state_layout_is_a_model_error_at_load_time(tmp_path):
+    """hllc_star, repair and source return states too: they are compiled when the model loads,
+    so a wrong layout there is the same one-line ModelError, not a Taichi traceback from the
+    solver's first kernel."""
+    old = "return model.U(rho=chi * U.rho,"
+    assert EULER.count(old) == 1
+    path = write_model(tmp_path, EULER.replace(old, "return model.U(rho=chi * U.mom,"))
+    case = load_case(CASES / "sod.toml", [f"model.name='{path}'", "grid.cells=[16]"])
+    with pytest.raises(ModelError) as info:
+        simulate(case, max_steps=1)
+    assert str(info.value) == (f"{path}: hllc_star(): returned rho as a 3-vector; "
+                               "U is rho (scalar), mom (3-vector), E (scalar)")

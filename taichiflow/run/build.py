@@ -49,17 +49,23 @@ def plan_for(case: dict, arch: str, precision: str):
 
 
 def load_case_model(case: dict):
-    """The case's model, loaded from its name (beside the case file's folder first)."""
+    """The case's model: a relative path from the case file's folder (then the current one),
+    a name from models/ beside that folder first (model.find_model_file). The name becomes
+    the absolute path of the file loaded, so that the case.toml a run saves repeats the run
+    from any folder."""
     from pathlib import Path
 
     where = case.get("_source", "<case>")
-    search = [Path(where).resolve().parent.parent / "models"] if where != "<case>" else []
+    case_dir = Path(where).resolve().parent if where != "<case>" else None
+    search = [case_dir.parent / "models"] if case_dir else []
     try:
-        return load_model(case["model"]["name"], search)
+        model = load_model(case["model"]["name"], search, base_dir=case_dir)
     except ModelError as err:
         if str(err).startswith(("unknown model", "model file")):
             raise ModelError(f"{where}: [model] name: {err}") from None
         raise
+    case["model"]["name"] = model.source_file
+    return model
 
 
 def build(case: dict) -> Built:
