@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 
-__all__ = ["CaseError", "CheckpointError", "ModelError", "RunInterrupted", "SimulationError",
+__all__ = ["CaseError", "CheckpointError", "ModelError", "OutputError", "RunInterrupted", "SimulationError",
            "UnknownNameError", "did_you_mean", "suggest"]
 
 
@@ -30,6 +30,10 @@ class RunInterrupted(SimulationError):
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used: corrupt, or from another model, grid or precision."""
+
+
+class OutputError(RuntimeError):
+    """An output folder a run may not use: not a folder, or holding another run's results."""
 
 
 class UnknownNameError(KeyError, ValueError):
