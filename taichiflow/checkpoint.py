@@ -14,6 +14,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -76,17 +77,39 @@ def read(path) -> tuple[np.ndarray, dict]:
     return state, header
 
 
-def newest_valid(out_dir) -> Path:
-    """The newest checkpoint in a run folder that loads and verifies."""
-    problems = []
+class Loaded(NamedTuple):
+    """A checkpoint read and verified once (a large state is read only once per restart), with
+    the newer checkpoints of its folder that could not be used and why."""
+    path: Path
+    state: np.ndarray
+    header: dict
+    skipped: tuple = ()   # (path, why) pairs, newest first
+
+
+def load(path) -> Loaded:
+    """Read and verify one checkpoint (CheckpointError naming what is wrong)."""
+    state, header = read(path)
+    return Loaded(Path(path), state, header)
+
+
+def load_newest(out_dir) -> Loaded:
+    """The newest checkpoint in a run folder that loads and verifies; those skipped on the way
+    are kept with their reasons, so that a fall-back to an older one is never silent."""
+    skipped = []
     for path in sorted(Path(out_dir).glob(PATTERN), reverse=True):
         try:
-            read(path)
-            return path
+            state, header = read(path)
         except CheckpointError as err:
-            problems.append(str(err))
-    detail = "; ".join(problems) if problems else "none found"
+            skipped.append((path, str(err).removeprefix(f"{path}: ")))
+            continue
+        return Loaded(path, state, header, tuple(skipped))
+    detail = "; ".join(f"{path}: {why}" for path, why in skipped) if skipped else "none found"
     raise CheckpointError(f"{out_dir}: no valid checkpoint ({detail})")
+
+
+def newest_valid(out_dir) -> Path:
+    """The path of the newest checkpoint in a run folder that loads and verifies."""
+    return load_newest(out_dir).path
 
 
 def check_compatible(header: dict, expected: dict, path) -> None:

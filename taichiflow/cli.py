@@ -5,7 +5,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from .case import CaseError
 
@@ -17,7 +16,8 @@ def main(argv=None) -> int:
 
     run = sub.add_parser("run", help="run a case file")
     run.add_argument("case", help="case file (TOML)")
-    run.add_argument("--out", help="output folder (default: out/<case name>/)")
+    run.add_argument("--out", help="output folder (default: out/<case name>/, or the folder of --restart's "
+                     "checkpoint); one run per folder")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override a case key, e.g. --set grid.cells=[800] (repeatable)")
     run.add_argument("--arch", choices=["auto", "cpu", "cuda"], help="backend (default: case, else auto)")
@@ -26,6 +26,11 @@ def main(argv=None) -> int:
     run.add_argument("--restart", metavar="CHECKPOINT", help="continue from this checkpoint file")
     run.add_argument("--resume", metavar="OUT_DIR", help="continue from the newest valid checkpoint in OUT_DIR "
                      "(which is also the output folder)")
+    run.add_argument("--allow-change", action="append", default=[], metavar="KEY",
+                     help="with --restart/--resume: continue although this [scheme] key (or run.arch, output.interval, "
+                          "...) differs from the checkpoint's case (repeatable; docs/cases.md, Restarts)")
+    run.add_argument("--overwrite", action="store_true",
+                     help="clear the output folder of an earlier run's results (taichiflow's files only) first")
     run.add_argument("--max-wall-time", metavar="HH:MM:SS", help="stop with a checkpoint after this wall time")
     run.add_argument("--render", action="store_true",
                      help="also write a picture of every snapshot (snapshot_NNNNN.png; needs pyvista)")
@@ -75,6 +80,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.verbose:
         _be_verbose()
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # run.log records the whole command line
     try:
         return {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check}[args.command](args)
     except (CaseError, ValueError, RuntimeError) as err:
@@ -92,51 +98,8 @@ def _be_verbose():
 
 
 def _run(args) -> int:
-    from .case import load_case
-    from .run.log import RunLog
-    from .run import RunInterrupted, Simulation, SimulationError
-
-    overrides = list(args.set)
-    if args.arch:
-        overrides.append(f'run.arch="{args.arch}"')
-    if args.precision:
-        overrides.append(f'run.precision="{args.precision}"')
-    case = load_case(args.case, overrides)
-    out = Path(args.out or args.resume or Path("out") / case["case"]["name"])
-    restart = args.restart
-    if args.resume:
-        from .checkpoint import newest_valid
-        restart = newest_valid(args.resume)
-    out.mkdir(parents=True, exist_ok=True)
-    with RunLog(out / "run.log", echo=not args.quiet) as log:
-        log.write(f"taichiflow run {args.case} {' '.join('--set ' + o for o in args.set)}".rstrip())
-        sim = Simulation(case, out_dir=out, quiet=args.quiet)
-        if args.render:
-            from .viz import attach_renderer
-            attach_renderer(sim, log=log.write)
-        log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
-                  f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
-                  f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + "
-                  f"{case['scheme']['integrator']}")
-        for line in sim.plan.describe().splitlines():
-            log.write(line)
-        if restart:
-            log.write(f"restarting from {restart}")
-        try:
-            stats = sim.run(restart=restart, max_wall_time=_seconds(args.max_wall_time))
-        except RunInterrupted as err:
-            log.write(f"STOPPED: {err}")
-            print(f"taichiflow: {err}", file=sys.stderr)
-            return 3
-        except SimulationError as err:
-            log.write(f"FAILED: {err}")
-            print(f"taichiflow: error: {err}", file=sys.stderr)
-            return 2
-        log.write(f"first step (including compile) {stats.get('first_step_s', float('nan')):.2f} s; "
-                  f"{stats['steps']} steps to t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
-                  f"({stats['cell_updates_per_s']:.3g} cell-updates/s)")
-    print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
-    return 0
+    from .run.command import run_command
+    return run_command(args, max_wall_time=_seconds(args.max_wall_time))
 
 
 def _seconds(text) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 
-__all__ = ["CaseError", "CheckpointError", "ModelError", "ParameterError", "RunInterrupted",
+__all__ = ["CaseError", "CheckpointError", "ModelError", "OutputError", "ParameterError", "RunInterrupted",
            "SimulationError", "UnknownNameError", "did_you_mean", "model_error_within", "suggest"]
 
 
@@ -49,6 +49,10 @@ class RunInterrupted(SimulationError):
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used: corrupt, or from another model, grid or precision."""
+
+
+class OutputError(RuntimeError):
+    """An output folder a run may not use: not a folder, or holding another run's results."""
 
 
 class UnknownNameError(KeyError, ValueError):

@@ -15,7 +15,8 @@ from .build import build
 from .failure import advice, bad_cell_message
 from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests
 from .progress import Progress
-from .restart import load_checkpoint, write_checkpoint
+from .folder import claim
+from .restart import apply_restart, as_loaded, check_restart, write_checkpoint
 from .stopping import RunStopped, StopFlag, output_times
 
 # Steps run between two read backs of the device clock (a synchronisation each) when nothing
@@ -155,25 +156,28 @@ class Simulation:
     def write_checkpoint(self) -> Path:
         return write_checkpoint(self)
 
-    def run(self, restart=None, max_wall_time: float = 0.0, observers=()) -> dict:
+    def run(self, restart=None, max_wall_time: float = 0.0, observers=(), allow_change=(), overwrite: bool = False,
+            log=None) -> dict:
         """Integrate to the end time, writing snapshots, series.pvd, diagnostics.csv and
-        checkpoints; continue from checkpoint file `restart` if given. SIGINT, SIGTERM and
-        `max_wall_time` (seconds) stop after the current step with a checkpoint. `observers`
-        are called after each batch of steps like the run's own (run/outputs.py)."""
+        checkpoints; continue from checkpoint `restart` (a path or a checkpoint.Loaded) if
+        given. SIGINT, SIGTERM and `max_wall_time` (seconds) stop after the current step with a
+        checkpoint. `observers` are called after each batch of steps like the run's own
+        (run/outputs.py). `allow_change`, `overwrite` and `log` (a callable for notes): see
+        _prepare. Returns the run's figures; steps_run and cell_updates_per_s count only the
+        steps of this call, not those before its checkpoint."""
+        restarted = self._prepare(restart, allow_change, overwrite, log or (lambda line: None))
         out = self.out_dir
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "case.toml").write_text(case_mod.dump_toml(self.case))
         output = self.case["output"]
         every = output["diagnostics_every"]
         cell_count = int(np.prod(self.cells))
-        stats = {"cells": cell_count}
-        if restart:
-            load_checkpoint(self, restart)
-        csv = DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=bool(restart))
+        first_step = self.step_count
+        stats = {"cells": cell_count, "first_step": first_step}
+        csv = DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=restarted)
         start = wallclock.perf_counter()
         stop = StopFlag(max_wall_time, start)
-        with csv, Progress(self.end_time, cell_count, enabled=not self.quiet) as bar, stop:
-            if not restart:
+        bar = Progress(self.end_time, cell_count, enabled=not self.quiet, first_step=first_step, first_time=self.t)
+        with csv, bar, stop:
+            if not restarted:
                 csv.write(self.diagnostics_row())
                 self.write_snapshot()
             watchers = [DiagnosticsRows(csv, every), ProgressBar(bar),
@@ -201,9 +205,25 @@ class Simulation:
             if self.step_count % every:
                 csv.write(self.diagnostics_row())
             final = self.write_snapshot()
-        stats.update(steps=self.step_count, time=self.t, final=str(final))
-        stats["cell_updates_per_s"] = cell_count * self.step_count / max(stats["wall_s"], 1e-12)
+        stats.update(steps=self.step_count, steps_run=self.step_count - first_step, time=self.t, final=str(final))
+        stats["cell_updates_per_s"] = cell_count * stats["steps_run"] / max(stats["wall_s"], 1e-12)
         return stats
+
+    def _prepare(self, restart, allow_change, overwrite: bool, log) -> bool:
+        """Before anything is written: check the checkpoint (this case, run/same_case.py, with
+        the `allow_change` keys changed on purpose; a time still ahead) and claim the output
+        folder (run/folder.py: no other run's results, or `overwrite` clears them). Then record
+        the resolved case and continue from the checkpoint. Returns whether it restarted."""
+        loaded = as_loaded(restart) if restart else None
+        changes = check_restart(self, loaded, allow_change) if loaded else []
+        claim(self.out_dir, loaded.path if loaded else None, overwrite)
+        for line in ([f"restarting from {loaded.path}"] if loaded else []) + changes:
+            log(line)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / "case.toml").write_text(case_mod.dump_toml(self.case))
+        if loaded:
+            apply_restart(self, loaded)
+        return loaded is not None
 
     def _integrate(self, after_batch, every: int):
         """Step through the output times left, a snapshot at each but the end time."""

@@ -43,5 +43,6 @@ def advice(scheme: dict, out_dir) -> str:
     text = "Try " + ", or ".join(tips) + "."
     saved = sorted(out_dir.glob(checkpoint.PATTERN)) if out_dir else []
     if saved:
-        text += f" The last good checkpoint is {saved[-1]} (--restart it with the changed case)."
+        text += (f" The last good checkpoint is {saved[-1]} (--restart it with the changed case, naming each "
+                 f"changed [scheme] key with --allow-change KEY).")
     return text

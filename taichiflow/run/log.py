@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime
 import sys
+from pathlib import Path
 
 
 class RunLog:
@@ -14,12 +15,29 @@ class RunLog:
         return self
 
     def write(self, message: str):
+        """A line of the log, also on the terminal unless quiet."""
+        self.record(message)
+        if self.echo:
+            print(message, file=sys.stderr)
+
+    def record(self, message: str):
+        """A line of the log only (an error the command line prints itself)."""
         stamp = datetime.datetime.now().isoformat(timespec="seconds")
         self._file.write(f"{stamp} {message}\n")
         self._file.flush()
-        if self.echo:
-            print(message, file=sys.stderr)
+
+    def warn(self, message: str):
+        """A line of the log that the terminal shows even when quiet."""
+        self.record(f"WARNING: {message}")
+        print(f"taichiflow: warning: {message}", file=sys.stderr)
 
     def __exit__(self, *exc):
         self._file.close()
         return False
+
+
+def append(path, *messages: str) -> None:
+    """Lines added to a log that no run holds open (an attempt that ended before its run began)."""
+    with RunLog(Path(path), echo=False) as log:
+        for message in messages:
+            log.record(message)

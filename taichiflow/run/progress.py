@@ -7,8 +7,11 @@ import time
 class Progress:
     """A rich progress bar over simulated time; a no-op when disabled (--quiet)."""
 
-    def __init__(self, end_time: float, cells: int, enabled: bool = True, refresh_s: float = 0.25):
+    def __init__(self, end_time: float, cells: int, enabled: bool = True, refresh_s: float = 0.25,
+                 first_step: int = 0, first_time: float = 0.0):
         self.end_time, self.cells, self.enabled, self.refresh_s = end_time, cells, enabled, refresh_s
+        # where a restarted run starts: its rate counts only the steps it takes
+        self.first_step, self.first_time = first_step, first_time
         self._bar = None
 
     def __enter__(self):
@@ -21,9 +24,10 @@ class Progress:
                                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                      transient=False)
             self._bar.__enter__()
-            self._task = self._bar.add_task("run", total=self.end_time, t=0.0, step=0, rate=0.0)
+            self._task = self._bar.add_task("run", total=self.end_time, completed=self.first_time,
+                                            t=self.first_time, step=self.first_step, rate=0.0)
         self._start = self._last = time.perf_counter()
-        self._steps0 = 0
+        self._steps0 = self.first_step
         return self
 
     def update(self, t: float, step: int):

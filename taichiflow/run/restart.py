@@ -8,7 +8,9 @@ from pathlib import Path
 
 from .. import case as case_mod
 from .. import checkpoint
+from ..errors import CheckpointError
 from ..io import PvdSeries
+from .same_case import check_same_case
 
 
 def identity(sim) -> dict:
@@ -29,12 +31,38 @@ def write_checkpoint(sim) -> Path:
     return checkpoint.write(sim.out_dir, sim.solver.conserved_array(), header)
 
 
-def load_checkpoint(sim, path) -> None:
-    """Continue from checkpoint `path`: its state and clock, the snapshots and diagnostics rows
-    written up to it (later ones, from the run after it, are dropped)."""
-    state, header = checkpoint.read(path)
+def as_loaded(restart) -> checkpoint.Loaded:
+    """A checkpoint path, or one already loaded (the command line reads it before the build)."""
+    return restart if isinstance(restart, checkpoint.Loaded) else checkpoint.load(restart)
+
+
+def check_restart(sim, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
+    """Refuse, before anything is written, a checkpoint this run cannot continue: another
+    model, grid or precision, another case (run/same_case.py), or a time past this run's end.
+    Returns the log lines of the keys changed since the checkpoint."""
+    header, path = loaded.header, loaded.path
     checkpoint.check_compatible(header, identity(sim), path)
-    sim.solver.set_conserved(state)
+    changes = check_same_case(header, sim.case, allow_change, path)
+    check_time_left(header, sim.case["time"], path)
+    return changes
+
+
+def check_time_left(header: dict, time: dict, path) -> None:
+    """A checkpoint after the end time (or max_steps) would leave nothing to do but rewrite outputs."""
+    if header["time"] > time["end"]:
+        raise CheckpointError(f"{path}: the checkpoint is at t = {header['time']:.9g} (step {header['step']}), after "
+                              f"this run's end time (time.end = {time['end']:.9g}): nothing to continue; give a "
+                              f"later [time] end")
+    if time["max_steps"] and header["step"] > time["max_steps"]:
+        raise CheckpointError(f"{path}: the checkpoint is at step {header['step']}, after this run's time.max_steps "
+                              f"= {time['max_steps']}: nothing to continue; give a larger [time] max_steps")
+
+
+def apply_restart(sim, loaded: checkpoint.Loaded) -> None:
+    """Continue from a checked checkpoint: its state and clock, the snapshots and diagnostics
+    rows written up to it (later ones, from the run after it, are dropped)."""
+    header = loaded.header
+    sim.solver.set_conserved(loaded.state)
     sim.t, sim.step_count, sim.last_dt = header["time"], header["step"], header["last_dt"]
     outputs = sim.outputs
     outputs.snapshot_index = header["snapshot_index"]
@@ -43,6 +71,14 @@ def load_checkpoint(sim, path) -> None:
     outputs.series = PvdSeries(sim.out_dir / "series.pvd", resume=True)
     outputs.series.truncate_after(outputs.last_snapshot_time)
     truncate_diagnostics(sim.out_dir / "diagnostics.csv", sim.step_count)
+
+
+def load_checkpoint(sim, path, allow_change=()) -> list[str]:
+    """Check and apply checkpoint `path` (a path or a checkpoint.Loaded)."""
+    loaded = as_loaded(path)
+    changes = check_restart(sim, loaded, allow_change)
+    apply_restart(sim, loaded)
+    return changes
 
 
 def truncate_diagnostics(path: Path, step: int):

@@ -1,0 +1,137 @@
+"""`taichiflow run`: from the command line to a finished, stopped, failed or refused run.
+
+The checks that need no build come first (options, the case, the checkpoint, the output
+folder), so that a refusal is quick and touches nothing. The run's log (run.log) records the
+whole command line and whatever ends the run, wherever the run may write: its own folder, or
+one holding no other run's results (run/folder.py).
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from .. import checkpoint
+from ..errors import RunInterrupted, SimulationError
+from . import folder as run_folder
+from .log import RunLog, append
+from .same_case import check_allowed
+
+
+def check_options(args) -> None:
+    """Options that contradict each other are an error, never one silently ignored."""
+    if args.restart and args.resume:
+        raise ValueError("--restart and --resume cannot be used together: --restart continues from one checkpoint "
+                         "file, --resume from the newest valid checkpoint of a run folder")
+    if args.overwrite and args.resume:
+        raise ValueError("--overwrite and --resume cannot be used together: --resume continues the run of its "
+                         "folder, --overwrite would delete it")
+
+
+def command_line(argv) -> str:
+    """The command as typed (quoted where a shell needs it), so that the log can repeat it."""
+    return "taichiflow " + shlex.join(argv)
+
+
+def overrides(args) -> list[str]:
+    """--set, with --arch and --precision as the run keys they stand for."""
+    extra = [f'run.arch="{args.arch}"'] if args.arch else []
+    extra += [f'run.precision="{args.precision}"'] if args.precision else []
+    return list(args.set) + extra
+
+
+def named_folder(args):
+    """The output folder when the command line names it: --out, else the folder of --resume or
+    of the --restart file (a restart continues its run there); None: out/<case name>."""
+    if args.out:
+        return Path(args.out)
+    if args.resume:
+        return Path(args.resume)
+    return Path(args.restart).parent if args.restart else None
+
+
+def continues_own_run(args, folder: Path) -> bool:
+    """Whether `folder` is the folder of the run that --resume or --restart continues."""
+    source = Path(args.resume) if args.resume else Path(args.restart).parent if args.restart else None
+    return source is not None and source.resolve() == folder.resolve()
+
+
+def find_checkpoint(args):
+    """The checkpoint to continue from, read and verified once (checkpoint.Loaded), or None."""
+    if args.resume:
+        return checkpoint.load_newest(args.resume)
+    return checkpoint.load(args.restart) if args.restart else None
+
+
+def ending(err: BaseException) -> str:
+    """The log line of what ended a run before it finished."""
+    if isinstance(err, KeyboardInterrupt):
+        return "INTERRUPTED (Ctrl-C)"
+    known = isinstance(err, (ValueError, RuntimeError))  # taichiflow's errors; printed as one line
+    return f"ERROR: {err}" if known else f"ERROR: {type(err).__name__}: {err}"
+
+
+def run_command(args, max_wall_time: float = 0.0) -> int:
+    """`taichiflow run`: 0 done, 2 failed (bad state), 3 stopped with a checkpoint; errors raise."""
+    folder = named_folder(args)
+    try:
+        from ..case import load_case
+        check_options(args)
+        allowed = check_allowed(args.allow_change)
+        case = load_case(args.case, overrides(args))
+        loaded = find_checkpoint(args)
+        out = folder or Path("out") / case["case"]["name"]
+        run_folder.claim(out, loaded.path if loaded else None, args.overwrite)
+    except BaseException as err:
+        if folder is not None and run_folder.may_write(folder, continues_own_run(args, folder)):
+            append(folder / run_folder.LOG, command_line(args.argv), ending(err))
+        raise
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLog(out / run_folder.LOG, echo=not args.quiet) as log:
+        log.write(command_line(args.argv))
+        for path, why in loaded.skipped if loaded else ():
+            log.warn(f"skipped {path}: {why}")
+        try:
+            return simulate(args, case, out, loaded, allowed, max_wall_time, log)
+        except BaseException as err:
+            log.record(ending(err))
+            raise
+
+
+def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
+    """Build and run; a failed or stopped run is an exit code, logged."""
+    from .driver import Simulation
+
+    sim = Simulation(case, out_dir=out, quiet=args.quiet)
+    if args.render:
+        from ..viz import attach_renderer
+        attach_renderer(sim, log=log.write)
+    log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
+              f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
+              f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + {case['scheme']['integrator']}")
+    for line in sim.plan.describe().splitlines():
+        log.write(line)
+    try:
+        stats = sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed, log=log.write)
+    except RunInterrupted as err:
+        log.record(f"STOPPED: {err}")
+        print(f"taichiflow: {err}", file=sys.stderr)
+        return 3
+    except SimulationError as err:
+        log.record(f"FAILED: {err}")
+        print(f"taichiflow: error: {err}", file=sys.stderr)
+        return 2
+    log.write(summary(stats))
+    print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
+    return 0
+
+
+def summary(stats: dict) -> str:
+    """The last line of a finished run; the rate counts only the steps of this process."""
+    if not stats["steps_run"]:
+        return (f"no steps left: the checkpoint is at this run's end (t = {stats['time']:.6g}, step "
+                f"{stats['steps']}); the final outputs written again")
+    first = stats["first_step"]
+    steps = f"{stats['steps_run']} steps (from step {first} to {stats['steps']})" if first else f"{stats['steps']} steps"
+    return (f"first step (including compile) {stats['first_step_s']:.2f} s; {steps} to t = {stats['time']:.6g} "
+            f"in {stats['wall_s']:.2f} s ({stats['cell_updates_per_s']:.3g} cell-updates/s)")
