@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import CheckpointError
+from .errors import CheckpointError, OutputError
 from .io import fsync_dir
 
 KEEP = 2
@@ -45,17 +45,23 @@ def write(out_dir: Path, state: np.ndarray, header: dict) -> Path:
              checksum=np.frombuffer(_digest(state, header).encode(), np.uint8))
     data = buffer.getvalue()
     tmp = path.with_suffix(".npz.tmp")
-    with open(tmp, "wb") as f:
-        half = len(data) // 2
-        f.write(data[:half])
-        pause = os.environ.get("TAICHIFLOW_TEST_PAUSE_IN_CHECKPOINT")
-        if pause:  # test hook: a window in which the process can be killed mid-write
+    try:
+        with open(tmp, "wb") as f:
+            half = len(data) // 2
+            f.write(data[:half])
+            pause = os.environ.get("TAICHIFLOW_TEST_PAUSE_IN_CHECKPOINT")
+            if pause:  # test hook: a window in which the process can be killed mid-write
+                f.flush()
+                time.sleep(float(pause))
+            f.write(data[half:])
             f.flush()
-            time.sleep(float(pause))
-        f.write(data[half:])
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as err:  # a full disk, a read-only folder: no partial file stays, older ones do
+        tmp.unlink(missing_ok=True)
+        kept = sorted(p.name for p in out_dir.glob(PATTERN))
+        raise OutputError(f"cannot write checkpoint {path}: {err.strerror or err}; "
+                          f"{'the checkpoints kept: ' + ', '.join(kept) if kept else 'no earlier checkpoint'}") from None
     fsync_dir(out_dir)
     for old in sorted(out_dir.glob(PATTERN))[:-KEEP]:
         old.unlink()

@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from .case import CaseError
 
@@ -86,6 +87,18 @@ def main(argv=None) -> int:
     except (CaseError, ValueError, RuntimeError) as err:
         print(f"taichiflow: error: {err}", file=sys.stderr)
         return 1
+    except OSError as err:  # a folder that cannot be written (read-only, full disk, not a folder)
+        print(f"taichiflow: error: {describe_os_error(err)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # before a run's own Ctrl-C handling is in place (start-up, compiling)
+        print("taichiflow: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
+def describe_os_error(err: OSError) -> str:
+    """One line: what could not be done, to which file, and why."""
+    where = f" {err.filename}" if err.filename else ""
+    return f"cannot write{where}: {err.strerror or err}"
 
 
 def _be_verbose():
@@ -153,6 +166,9 @@ def _bench(args) -> int:
 
 
 def _view(args) -> int:
+    for option, target in (("--screenshot", args.screenshot), ("--movie", args.movie)):
+        if target and not Path(target).resolve().parent.is_dir():
+            raise ValueError(f"{option} {target}: the folder {Path(target).resolve().parent} does not exist")
     from .viz import view_command
     return view_command(args)
 
