@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import taichi as ti
 
 from .. import registry
+from ..bound_model import is_finite
 from ..errors import ModelError
 from ..requirements import missing_hooks
 
@@ -65,19 +66,21 @@ def make_rusanov(phys, scheme):
 
 
 @ti.func
-def _hll_flux(uL, fL, uR, fR, sL, sR):
+def _hll_flux(uL, fL, uR, fR, sL, sR, speeds_finite):
     """(sR+ fL - sL- fR + sL- sR+ (uR - uL)) / (sR+ - sL-), with sL- = min(sL, 0) and
     sR+ = max(sR, 0): clipping the speeds at zero makes one formula cover the supersonic
     cases too. Where both speeds are zero (a state at rest in Burgers' equation, the faces
     across a flow along x) the fan has no width and the formula is 0/0: the flux is then the
-    mean of the two, consistent and finite. One division, not one per component."""
+    mean of the two, consistent and finite. Speeds that are not finite (an inadmissible face
+    state, without the positivity fallback) still give a non-finite flux, so that the step's
+    check finds the bad state. One division, not one per component."""
     sLm = ti.min(sL, 0.0)
     sRp = ti.max(sR, 0.0)
     width = sRp - sLm
-    has_fan = width > 0.0
-    inverse = 1.0 / ti.select(has_fan, width, 1.0)
-    weight_left = ti.select(has_fan, sRp * inverse, 0.5)
-    weight_right = ti.select(has_fan, -sLm * inverse, 0.5)
+    no_fan = (width <= 0.0) & speeds_finite
+    inverse = 1.0 / ti.select(no_fan, 1.0, width)
+    weight_left = ti.select(no_fan, 0.5, sRp * inverse)
+    weight_right = ti.select(no_fan, 0.5, -sLm * inverse)
     return weight_left * fL + weight_right * fR + (sLm * sRp * inverse) * (uR - uL)
 
 
@@ -89,7 +92,7 @@ def make_hll(phys, scheme):
         uL, fL = phys.state_and_flux(wL)
         uR, fR = phys.state_and_flux(wR)
         sL, sR = speeds(phys, wL, wR)
-        return _hll_flux(uL, fL, uR, fR, sL, sR)
+        return _hll_flux(uL, fL, uR, fR, sL, sR, is_finite(sL, phys.dtype) & is_finite(sR, phys.dtype))
 
     return hll
 
