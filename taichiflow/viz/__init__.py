@@ -1,6 +1,6 @@
 """Pictures of taichiflow results with PyVista: `taichiflow view` and `taichiflow run --render`.
 
-Only this module (imported lazily by the command line) imports pyvista; the solver never
+Only this package (imported lazily by the command line) imports pyvista; the solver never
 does, so GPU nodes without VTK still run cases. Everything works off-screen on a machine
 with no display and no GPU (VTK renders with Mesa through EGL or OSMesa).
 
@@ -19,16 +19,22 @@ with the ``alpha`` = 0.5 line); for hydrodynamics the density on slices (3D) or 
 Numerical schlieren is exp(-k |grad f| / max |grad f|) (Quirk & Karni 1996), computed with
 numpy from the cell data, in grey.
 
+2D images carry x and y axes with ticks and coordinates, 3D views a labelled bounds box and an
+orientation marker, all in the grid's units. A movie, and the window's time slider, keep one
+colour range (the field's over all snapshots) unless `clim` gives one. A run whose case
+declares symmetry faces (boundary kind "symmetry") is mirrored across them and shown whole.
+
 Public API
 ----------
-Series.open(out_dir)            the run's snapshots (series.pvd) and resolved case
-Viewer(series, field, style, size, off_screen)
+Series.open(out_dir, mirror)    the run's snapshots (series.pvd) and resolved case
+Viewer(series, field, style, size, off_screen, iso, clim)
     .draw(index) .screenshot(png, index) .write_movie(path, fps) .add_widgets() .show()
 view_command(args)              `taichiflow view`
 attach_renderer(sim, log)       `taichiflow run --render`: a PNG beside every snapshot
 
 Modules: env (pyvista, off-screen, ffmpeg), series (the snapshots), fields (values, colours),
-viewer (the plotter, widgets, outputs), scenes (2D and 3D), charts (1D).
+mirror (symmetry faces), viewer (the plotter, widgets, outputs), scenes (2D and 3D), axes
+(coordinates, orientation marker), charts (1D).
 """
 from __future__ import annotations
 
@@ -51,13 +57,13 @@ __all__ = ["DEFAULT_SIZE", "NDIM_FIELD", "SCHLIEREN_K", "STYLES", "Series", "Vie
 def view_command(args) -> int:
     """`taichiflow view OUT_DIR [--screenshot PNG] [--movie FILE] [--time T] [--field F] ...`."""
     _require_pyvista()
-    series = Series.open(args.out_dir)
+    series = Series.open(args.out_dir, mirror=getattr(args, "mirror", True))
     off_screen = bool(args.screenshot or args.movie)
     if not off_screen and not _have_display():
         raise RuntimeError("no display here for the interactive viewer; write pictures off-screen "
                            "with --screenshot fig.png or --movie movie.gif")
     viewer = Viewer(series, field=args.field, style=args.style, size=args.size or DEFAULT_SIZE,
-                    off_screen=off_screen, iso=getattr(args, "iso", None))
+                    off_screen=off_screen, iso=getattr(args, "iso", None), clim=getattr(args, "clim", None))
     index = series.nearest(args.time)
     try:
         if args.screenshot:

@@ -17,6 +17,15 @@ class Charts:
             return [self.field]
         return [n for n in grid.cell_data.keys()]
 
+    def _y_range(self, y, name):
+        """A chart's y range: --clim, else the series' range in a movie or the window (one
+        scale in every frame), else this snapshot's, padded by 6% either side."""
+        if self.clim is not None and len(self._charts[0]) == 1:
+            return list(self.clim)
+        lo, hi = self.series.field_range(name, 1) if self.one_range else value_range(y)
+        pad = 0.06 * (hi - lo)
+        return [lo - pad, hi + pad]
+
     def _remove_charts(self):
         for chart in self._charts[1]:
             self.plotter.remove_chart(chart)
@@ -47,9 +56,7 @@ class Charts:
         for k, (name, chart, line) in enumerate(zip(names, charts, lines)):
             y, title = scalar_values(grid, name, 1)
             line.update(x, y)
-            lo, hi = value_range(y)
-            pad = 0.06 * (hi - lo)
-            chart.y_range = [lo - pad, hi + pad]
+            chart.y_range = self._y_range(y, name)
             chart.x_range = [grid.bounds[0], grid.bounds[1]]
         charts[0].title = f"{self.series.name}   t = {self.time:.4g}   ({self.index + 1}/{len(self.series)})"
         self.description = ", ".join(scalar_values(grid, nm, 1)[1] for nm in names) + " against x"

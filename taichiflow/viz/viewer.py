@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from . import env
+from .axes import Axes
 from .charts import Charts
 from .env import pv, require_pyvista
-from .fields import scalar_values
+from .fields import colour_limits, scalar_values
 from .scenes import Scenes
 from .series import Series
 
@@ -18,16 +21,20 @@ _BAR = dict(vertical=False, position_x=0.25, position_y=0.01, width=0.5, height=
             n_labels=4, title_font_size=16, label_font_size=14, color=_TEXT, unconstrained_font_size=True)
 
 
-class Viewer(Scenes, Charts):
+class Viewer(Scenes, Charts, Axes):
     """One PyVista plotter over a Series: draws snapshot `index` with a field and a style.
 
     Off-screen it makes screenshots and movies; on screen `add_widgets()` adds a time slider,
     field and style buttons and keys (Left/Right: previous/next snapshot, Home/End: first/last,
     [ and ]: previous/next field, /: next style).
+
+    Colours: `clim` (low, high) where given; else a screenshot spans its own snapshot's range,
+    while a movie and the window (`one_range`) span the field's range over the whole series, so
+    that one colour means one value in every frame.
     """
 
     def __init__(self, series: Series, field=None, style=None, size=DEFAULT_SIZE, off_screen=True,
-                 iso=None):
+                 iso=None, clim=None):
         require_pyvista()
         if off_screen:
             env.prepare_offscreen()
@@ -40,6 +47,8 @@ class Viewer(Scenes, Charts):
         self.style = style or self.default_style()
         self.iso = iso
         self._check(self.field, self.style)
+        self.clim = self._checked_clim(clim)
+        self.one_range = False
         self.size = tuple(int(s) for s in size)
         self._scale = min(2.5, max(0.5, (self.size[0] * self.size[1] / (1024 * 768)) ** 0.5))  # fonts
         self.plotter = pv.Plotter(off_screen=off_screen, window_size=list(self.size),
@@ -78,6 +87,29 @@ class Viewer(Scenes, Charts):
         if field != "all":
             scalar_values(self.series.grid(0), field, self.ndim)  # raises for an unknown field
 
+    def _checked_clim(self, clim):
+        if clim is None:
+            return None
+        lo, hi = (float(v) for v in clim)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValueError(f"--clim LOW HIGH: LOW must be below HIGH, both finite (got {lo:g} {hi:g})")
+        if self.ndim == 1 and self.field == "all":
+            raise ValueError("--clim sets the y range of one field of a 1D run: name it with --field")
+        return lo, hi
+
+    def _limits(self, values, name, title):
+        """The colour range of field `name` (values and title as scalar_values gives them)."""
+        if self.clim is not None:
+            return self.clim
+        if self.one_range:
+            lo, hi = self.series.field_range(name, self.ndim)
+            return colour_limits(np.array([lo, hi]), title)
+        return colour_limits(values, title)
+
+    def _grey_limits(self):
+        """Schlieren is 0 to 1 in every frame (exp of a gradient scaled by its maximum)."""
+        return self.clim if self.clim is not None else (0.0, 1.0)
+
     @property
     def time(self) -> float:
         return self.series.entries[self.index][0]
@@ -96,6 +128,7 @@ class Viewer(Scenes, Charts):
         p = self.plotter
         if self.ndim == 1:
             self._draw_lines(grid)       # charts are updated in place
+            self._add_mirror_note()
         else:
             # remove the previous scene's actors only: widgets and their labels are actors too
             for name in self._scene:
@@ -103,6 +136,7 @@ class Viewer(Scenes, Charts):
             p.scalar_bars.clear()
             before = set(p.actors)
             {2: self._draw_2d, 3: self._draw_3d}[self.ndim](grid)
+            self._add_mirror_note()
             self._bar_titles()
             head = f"{self.series.name}   t = {self.time:.4g}   ({self.index + 1}/{len(self.series)})"
             h, fs_head, fs_what = self.size[1], self._fs(14), self._fs(10)
@@ -123,6 +157,11 @@ class Viewer(Scenes, Charts):
             if self.slider is not None:
                 self.slider.GetRepresentation().SetValue(self.time)
         p.render()
+
+    def _add_mirror_note(self):
+        note = self.series.mirror_note()
+        if note:
+            self.description += f"; {note}"
 
     def _fs(self, points):
         """A font size for this picture: `points` at 1024 x 768, scaled with the picture."""
@@ -174,8 +213,10 @@ class Viewer(Scenes, Charts):
 
     # --- interactive widgets -----------------------------------------------------------------
     def add_widgets(self):
-        """Time slider, field and style buttons, keys. Call before show()."""
+        """Time slider, field and style buttons, keys. Call before show(). Stepping through time,
+        the colours keep one range (the series') unless --clim gave one."""
         p = self.plotter
+        self.one_range = True
         times = self.series.times
         if len(times) > 1:
             self.slider = p.add_slider_widget(
@@ -201,6 +242,7 @@ class Viewer(Scenes, Charts):
                     position=(110, 40 + gap * k), size=size, border_size=2, color_on="#d62728",
                     color_off="white", background_color="gray")
         self._widgets = True
+        self._camera = None            # framed again at the next draw, around the widgets
         self._draw_labels()
 
     def _radio(self, buttons, name, choose):
@@ -235,8 +277,9 @@ class Viewer(Scenes, Charts):
         return Path(path)
 
     def write_movie(self, path, fps=4.0):
-        """One frame per snapshot. A .mp4 needs imageio-ffmpeg; without it a .gif is written
-        instead. Returns (the file written, a note or "")."""
+        """One frame per snapshot, all in one colour range (the field's over the whole series,
+        or `clim`). A .mp4 needs imageio-ffmpeg; without it a .gif is written instead. Returns
+        (the file written, a note or "")."""
         path, note = Path(path), ""
         if path.suffix.lower() != ".gif" and not env.have_ffmpeg():
             note = (f"imageio-ffmpeg is not installed (pip install imageio-ffmpeg) so {path.name} "
@@ -246,11 +289,13 @@ class Viewer(Scenes, Charts):
             self.plotter.open_gif(str(path), fps=fps)
         else:
             self.plotter.open_movie(str(path), framerate=fps, quality=7, macro_block_size=2)
+        one_range, self.one_range = self.one_range, True
         try:
             for i in range(len(self.series)):
                 self.draw(i)
                 self.plotter.write_frame()
         finally:
+            self.one_range = one_range
             self.plotter.mwriter.close()
             self.plotter.mwriter = None
         return path, note
