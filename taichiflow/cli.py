@@ -77,6 +77,13 @@ def main(argv=None) -> int:
                       "(default: 0.5 for alpha, else the middle of the field's range)")
     view.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), help="picture size in pixels (1024 768)")
     view.add_argument("--fps", type=float, default=4.0, help="movie frames per second (4)")
+    view.add_argument("--clim", nargs=2, type=float, metavar=("LOW", "HIGH"),
+                      help="colour range of the field shown (1D: its y range) in every picture; default: "
+                           "a screenshot its own snapshot's range, a movie and the window the field's range "
+                           "over all snapshots")
+    view.add_argument("--no-mirror", dest="mirror", action="store_false",
+                      help="show the part computed; by default a run is mirrored across the symmetry faces "
+                           "its case declares (boundary kind \"symmetry\") and shown whole")
 
     args = parser.parse_args(argv)
     if args.verbose:

@@ -270,6 +270,9 @@ boundary_kinds = Catalogue("boundary kind", [
     BoundaryKindEntry("wall", needs_roles=("velocity",), role_reason="to reflect it",
                       doc="reflecting wall: the mirror image with the normal velocity negated; "
                           "needs the model's velocity role"),
+    BoundaryKindEntry("symmetry", needs_roles=("velocity",), role_reason="to reflect it",
+                      doc="symmetry plane: numerically a wall (the mirror image with the normal velocity "
+                          "negated); `taichiflow view` mirrors the pictures across it"),
     BoundaryKindEntry("inflow", needs_state=True,
                       doc="a constant state, given per face in [boundary.inflow]"),
     BoundaryKindEntry("absorbing", doc="zero gradient, as outflow"),

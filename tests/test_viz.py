@@ -113,7 +113,7 @@ def test_gif_movie_has_one_frame_per_snapshot(runs, tmp_path, kind):
 
 
 def test_mp4_without_imageio_ffmpeg_falls_back_to_gif(runs, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(viz, "_have_ffmpeg", lambda: False)
+    monkeypatch.setattr(viz.env, "have_ffmpeg", lambda: False)
     assert main(["view", str(runs["2d"]), "--movie", str(tmp_path / "movie.mp4"), "--size", "320", "240"]) == 0
     assert "imageio-ffmpeg is not installed" in capsys.readouterr().err
     assert not (tmp_path / "movie.mp4").exists()

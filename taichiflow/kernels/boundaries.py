@@ -72,7 +72,7 @@ def _copy_wall(ctx):
 
 # kind -> factory of its ghost copy (see the module docstring)
 GHOST_COPIES = {"periodic": _copy_periodic, "outflow": _copy_zero_gradient, "absorbing": _copy_zero_gradient,
-                "wall": _copy_wall}
+                "wall": _copy_wall, "symmetry": _copy_wall}
 
 
 def is_constant(kind: str) -> bool:

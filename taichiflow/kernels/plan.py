@@ -52,6 +52,9 @@ FUSE_MAX_GHOST = 2
 FUSED_SHUFFLE_MIN_GHOST = 2
 # Largest thread count of a sweep: Taichi's range-for indices are 32-bit.
 MAX_THREADS = 2 ** 31
+# Boundary kinds whose ghost cells are the mirror image of the cells inside (kernels/boundaries.py):
+# the image of `ghost` layers needs at least `ghost` cells along the axis.
+MIRRORED_KINDS = ("wall", "symmetry")
 
 
 class LastAxis(Enum):
@@ -313,9 +316,11 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
     reaches = [registry.reconstructions.get(s["reconstruction"]).reach for s in schemes]
     ghost = max(reaches)
     for axis, n in enumerate(cells):
-        if n < ghost and "wall" in boundaries[axis]:  # its mirror image would reach past the far side
+        mirrored = [kind for kind in boundaries[axis] if kind in MIRRORED_KINDS]
+        if n < ghost and mirrored:  # its mirror image would reach past the far side
             raise ValueError(f"[grid] cells: {n} cells along {'xyz'[axis]}, fewer than the {ghost} ghost layers "
-                             f"the scheme's stencils reach; a wall's mirror image needs at least {ghost}")
+                             f"the scheme's stencils reach; a {mirrored[0]} face's mirror image needs at least "
+                             f"{ghost}")
     segments = tuple(sweep_segments(run["segment"], dim, arch, precision))
     per_cell = tuple(reconstructs_per_cell(run["reconstruct"], s.get("variables", "primitive"), arch, precision,
                                            reach) for s, reach in zip(schemes, reaches))
