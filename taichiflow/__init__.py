@@ -9,6 +9,9 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "False")
 # Model and numerics glue is plain Python run while Taichi compiles; Taichi warns about
 # every such call although it is intended here.
 warnings.filterwarnings("ignore", message=r".*Calling non-taichi function.*")
+# Taichi 1.7's own sources have escape sequences Python 3.12 warns about when it compiles them
+# (once, where pip installed them without byte code): not the user's concern.
+warnings.filterwarnings("ignore", message=r"invalid escape sequence", category=SyntaxWarning)
 
 from .model import Model, ModelError, load_model  # noqa: E402
 
