@@ -5,35 +5,10 @@ import numpy as np
 import pytest
 
 from helpers import case_from_text, simulate
+from test_check import BURGERS as CHECKED_BURGERS
 from taichiflow.run.failure import advice
 
-BURGERS = '''
-"""Inviscid Burgers' equation, u_t + (u^2/2)_x = 0 (along the face normal)."""
-import taichi as ti
-from taichiflow import Model
-
-model = Model("burgers", conserved={"u": 1}, primitive={"u": 1})
-
-
-@model.to_primitive
-def to_primitive(U):
-    return model.W(u=U.u)
-
-
-@model.to_conserved
-def to_conserved(W):
-    return model.U(u=W.u)
-
-
-@model.flux
-def flux(W, U):
-    return model.U(u=0.5 * W.u * W.u)
-
-
-@model.wave_speeds
-def wave_speeds(W):
-    return ti.Vector([W.u, W.u])
-'''
+BURGERS = CHECKED_BURGERS.replace("SAMPLE", "1.0")  # (the model `taichiflow check` is tested on)
 
 ADVECTION = '''
 """phi carried by a constant velocity field a (a 3-vector, so it turns with the face normal)."""
