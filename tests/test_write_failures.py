@@ -56,3 +56,29 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 130 and err.strip() == "taichiflow: interrupted (Ctrl-C)"
     assert "INTERRUPTED" in (tmp_path / "sod" / "run.log").read_text()
+
+
+def test_a_read_only_place_for_the_output_folder_is_one_line(tmp_path, monkeypatch, capsys):
+    """Simulated (root may write anywhere): the folder cannot be made, then run.log cannot be
+    written in an existing one."""
+    from pathlib import Path
+
+    def read_only(self, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    code = cli.main(["run", str(CASES / "sod.toml"), "--quiet", "--out", str(tmp_path / "new")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.strip() == f"taichiflow: error: cannot write {tmp_path / 'new'}: Permission denied"
+    monkeypatch.undo()
+    real_open = open
+
+    def read_only_log(file, *args, **kwargs):
+        if str(file).endswith("run.log"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", read_only_log)
+    code = cli.main(["run", str(CASES / "sod.toml"), "--quiet", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "cannot write" in err and "run.log: Permission denied" in err and err.count("\n") == 1
