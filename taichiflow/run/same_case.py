@@ -10,7 +10,10 @@ docs/cases.md ("Restarts") lists them for users.
 """
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 from .. import case as case_mod
 from ..errors import CaseError, CheckpointError, did_you_mean
