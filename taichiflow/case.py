@@ -11,10 +11,7 @@ numpy and stdlib only: no taichi.
 from __future__ import annotations
 
 import copy
-import json
 import math
-import numbers
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 
 from . import registry
 from .errors import CaseError, suggest
+from .toml_text import dump_toml, show
 
 try:
     import tomllib
@@ -33,51 +31,6 @@ __all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "s
 
 AXES = ("x", "y", "z")
 SIDES = ("lower", "upper")
-
-
-def show(value) -> str:
-    """A value as TOML spells it, shortened: the 'got ...' part of messages."""
-    try:
-        text = _value(value)
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-# --- TOML values (for messages and dump_toml) ---------------------------------------------
-
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _key(key) -> str:
-    return key if _BARE_KEY.fullmatch(key) else _string(key)
-
-
-def _string(text: str) -> str:
-    # JSON string escapes are valid TOML basic-string escapes; TOML also bans raw DEL.
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def _value(value) -> str:
-    """One TOML value, inline (floats exactly, via repr)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        x = float(value)
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf") if math.isinf(x) else repr(x)
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(map(_value, value)) + "]"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in _visible(value)) + "}"
-    raise TypeError(f"cannot write a {type(value).__name__} as TOML")
-
-
-def _visible(table: Mapping):
-    return [(k, v) for k, v in table.items() if not str(k).startswith("_")]
 
 
 # --- where an error is ------------------------------------------------------------------
@@ -534,6 +487,24 @@ RIEMANN = Choice.of(registry.riemann_solvers)
 WAVE_SPEEDS = Choice.of(registry.wave_speeds)
 VARIABLES = Choice.of(registry.reconstructed_variables)
 INTEGRATORS = Choice.of(registry.integrators)
+METHODS = Choice.of(registry.methods)
+
+
+def _check_scheme(scheme, at):
+    """The method's defaults for riemann and variables, and the choices it refuses."""
+    method = registry.methods.get(scheme["method"])
+    scheme.setdefault("riemann", method.default_riemann)
+    scheme.setdefault("variables", method.default_variables)
+    tables = [(scheme, at)] + [(scheme["retry"], at / "retry")] * bool(scheme.get("retry"))
+    for table, where in tables:
+        for key, allowed in (("riemann", method.riemann), ("variables", method.variables)):
+            if key in table and allowed is not None and table[key] not in allowed:
+                raise (where / key).error(f"method = '{method.name}' takes {key} = "
+                                          f"{' or '.join(repr(a) for a in allowed)}, not {table[key]!r}")
+        recon = registry.reconstructions.get(table.get("reconstruction", scheme["reconstruction"]))
+        if method.per_face and recon.needs_model:
+            raise (where / "reconstruction").error(f"method = '{method.name}' reconstructs fluxes, which "
+                                                   f"'{recon.name}' cannot (its predictor evolves states)")
 
 SCHEMA = Table({
     "case": Key(Table({
@@ -574,12 +545,13 @@ SCHEMA = Table({
         "upper": Key(GridVector()),
     }, post=_check_grid), {}),
     "scheme": Key(Table({
+        "method": Key(METHODS, registry.FINITE_VOLUME),
         "reconstruction": Key(RECONSTRUCTIONS, "weno5"),
         "limiter": Key(LIMITERS, "mc"),
         "theta": Key(Float(ge=1, le=2), 1.5),
         "weno_epsilon": Key(Float(gt=0), 1e-6),
-        "variables": Key(VARIABLES, "primitive"),
-        "riemann": Key(RIEMANN, "hllc"),
+        "variables": Key(VARIABLES, OMIT),  # (the method's default: _check_scheme)
+        "riemann": Key(RIEMANN, OMIT),
         "wave_speeds": Key(WAVE_SPEEDS, "davis"),
         "musta_stages": Key(Int(ge=1), 3),
         "positivity_fallback": Key(Choice(True, False), True),
@@ -593,7 +565,7 @@ SCHEMA = Table({
             "riemann": Key(RIEMANN, OMIT),
             "wave_speeds": Key(WAVE_SPEEDS, OMIT),
         }), {}),
-    }), {}),
+    }, post=_check_scheme), {}),
     "time": Key(Table({
         "end": Key(Float(gt=0)),
         "max_steps": Key(Int(ge=0), 0),
@@ -746,38 +718,3 @@ def _state_value(value, size, where):
     if vector is None:
         raise CaseError(f"{where}: expected a list of 1 to 3 numbers, got {show(value)}")
     return vector + [0.0] * (3 - len(vector))
-
-
-# --- writing -------------------------------------------------------------------------------
-
-def _is_table_array(value) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
-
-
-def _as_section(value, top: bool) -> bool:
-    """Top-level tables and tables holding tables get a [header]; leaf tables (states,
-    params) are written inline."""
-    return isinstance(value, Mapping) and (
-        top or any(isinstance(v, Mapping) or _is_table_array(v) for _, v in _visible(value)))
-
-
-def _write_table(lines: list, table: Mapping, path: tuple):
-    later = []
-    for key, value in _visible(table):
-        if _as_section(value, top=not path) or _is_table_array(value):
-            later.append((key, value))
-        else:
-            lines.append(f"{_key(key)} = {_value(value)}")
-    for key, value in later:
-        name = ".".join(map(_key, path + (key,)))
-        for item in [value] if isinstance(value, Mapping) else value:
-            lines += ["", f"[{name}]" if isinstance(value, Mapping) else f"[[{name}]]"]
-            _write_table(lines, item, path + (key,))
-
-
-def dump_toml(case: Mapping) -> str:
-    """The resolved case as TOML (keys starting with '_' skipped); reloads to an equal dict,
-    so a run can record exactly what it ran."""
-    lines: list[str] = []
-    _write_table(lines, case, ())
-    return "\n".join(lines).strip() + "\n"
