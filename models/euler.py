@@ -84,3 +84,31 @@ def eigenvectors(W, gamma):
                    [0.0, 0.0, 0.0, 1.0, 0.0],
                    [c2, 0.0, 0.0, 0.0, c2]])
     return L, R
+
+
+@model.eigenvalues
+def eigenvalues(W, gamma):
+    """The speeds of the columns of eigenvectors' R: u - c, u, u, u, u + c."""
+    c = ti.sqrt(gamma * W.p / W.rho)
+    u = W.vel[0]
+    return ti.Vector([u - c, u, u, u, u + c])
+
+
+@model.jacobians
+def jacobians(W, gamma):
+    """(dU/dW, dW/dU) for the finite-difference method's characteristic variables."""
+    u, v, w = W.vel[0], W.vel[1], W.vel[2]
+    rho, k = W.rho, 0.5 * W.vel.dot(W.vel)
+    g1 = gamma - 1.0
+    r = 1.0 / rho
+    dU_dW = ti.Matrix([[1.0, 0.0, 0.0, 0.0, 0.0],
+                       [u, rho, 0.0, 0.0, 0.0],
+                       [v, 0.0, rho, 0.0, 0.0],
+                       [w, 0.0, 0.0, rho, 0.0],
+                       [k, rho * u, rho * v, rho * w, 1.0 / g1]])
+    dW_dU = ti.Matrix([[1.0, 0.0, 0.0, 0.0, 0.0],
+                       [-u * r, r, 0.0, 0.0, 0.0],
+                       [-v * r, 0.0, r, 0.0, 0.0],
+                       [-w * r, 0.0, 0.0, r, 0.0],
+                       [g1 * k, -g1 * u, -g1 * v, -g1 * w, g1]])
+    return dU_dW, dW_dU

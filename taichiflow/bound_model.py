@@ -109,6 +109,21 @@ class BoundModel:
                              f"of two {n} x {n} ti.Matrix (W has {n} components)")
         return result[0], result[1]
 
+    def jacobians(self, w):
+        """(dU/dW, dW/dU) at w, flat orders: with `eigenvectors`, the conserved system's."""
+        result = self._call("jacobians", self.W.view(w))
+        nu, nw = self.U.n, self.W.n
+        ok = isinstance(result, (tuple, list)) and len(result) == 2 and all(
+            (getattr(M, "n", None), getattr(M, "m", None)) == shape for M, shape in zip(result, [(nu, nw), (nw, nu)]))
+        if not ok:
+            raise ModelError(f"{self.model.source_file}: jacobians(): must return a tuple (dU/dW, dW/dU) "
+                             f"of ti.Matrix, {nu} x {nw} and {nw} x {nu}")
+        return result[0], result[1]
+
+    def eigenvalues(self, w):
+        """The characteristic speeds along the normal, in the order of eigenvectors' columns."""
+        return self._call("eigenvalues", self.W.view(w))
+
     def density(self, w):
         return component(w, self.W.index(self.model.density))
 

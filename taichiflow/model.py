@@ -31,6 +31,8 @@ ROLES = {
     "repair": ("U", "W"),           # optional: U moved back into the admissible set (floors)
     "roe_speeds": ("WL", "WR"),     # optional: Einfeldt speeds (wave_speeds = "einfeldt")
     "eigenvectors": ("W",),         # optional: (L, R) of the primitive Jacobian, L R = I
+    "jacobians": ("W",),            # optional: (dU/dW, dW/dU), for finite-difference characteristics
+    "eigenvalues": ("W",),          # optional: the wave speeds in the order of eigenvectors' columns
 }
 REQUIRED = ("to_primitive", "to_conserved", "flux")
 

@@ -19,7 +19,8 @@ from typing import Callable, Union
 
 from .errors import UnknownNameError, suggest
 
-__all__ = ["BoundaryKindEntry", "Catalogue", "IntegratorEntry", "LimiterEntry", "MODEL_ROLES",
+__all__ = ["BoundaryKindEntry", "Catalogue", "FINITE_DIFFERENCE", "FINITE_VOLUME", "IntegratorEntry",
+           "LimiterEntry", "MODEL_ROLES", "MethodEntry", "methods",
            "ReconstructionEntry", "RiemannSolverEntry", "VariablesEntry", "WaveSpeedsEntry",
            "boundary_kinds", "integrators", "is_diffusive", "limiters", "reconstructed_variables",
            "reconstructions", "register_integrator", "register_limiter", "register_reconstruction",
@@ -134,6 +135,24 @@ class IntegratorEntry:
 
 
 @dataclass(frozen=True)
+class MethodEntry:
+    """A discretisation: how a face flux is made, and the [scheme] choices it takes.
+    riemann and variables: the choices it accepts (None: all), the first its default."""
+    name: str
+    riemann: tuple[str, ...] | None
+    variables: tuple[str, ...] | None
+    default_riemann: str
+    default_variables: str
+    conservative_only: bool = False           # refuses models with advected (non-conservative) variables
+    per_face: bool = False                    # its face fluxes have no per-cell face states
+    variables_hooks: tuple[tuple[str, tuple[str, ...]], ...] = ()  # extra hooks of a variables choice
+    doc: str = ""
+
+    def hooks_for(self, variables: str) -> tuple[str, ...]:
+        return dict(self.variables_hooks).get(variables, ())
+
+
+@dataclass(frozen=True)
 class BoundaryKindEntry:
     """A boundary kind and what it needs; the ghost fill itself lives with the kernels."""
     name: str
@@ -190,6 +209,21 @@ class Catalogue:
         self.get(name)
         del self._entries[name]
 
+
+FINITE_VOLUME, FINITE_DIFFERENCE = "finite_volume", "finite_difference"
+
+methods = Catalogue("method", [
+    MethodEntry(FINITE_VOLUME, riemann=None, variables=None, default_riemann="hllc",
+                default_variables="primitive",
+                doc="cell averages; face states reconstructed from them and a Riemann solver per face. "
+                    "Robust and sharp at shocks and material interfaces; second order in multi-D on "
+                    "nonlinear flow whatever the reconstruction"),
+    MethodEntry(FINITE_DIFFERENCE, riemann=("rusanov",), variables=("conserved", "characteristic"),
+                default_riemann="rusanov", default_variables="conserved", conservative_only=True,
+                per_face=True, variables_hooks=(("characteristic", ("eigenvectors", "jacobians")),),
+                doc="point values; the flux split with the Rusanov speed and its two parts reconstructed "
+                    "(Shu & Osher): the reconstruction's order in 1D, 2D and 3D"),
+])
 
 _RECON = "taichiflow.numerics.reconstruction:"
 _RIEMANN = "taichiflow.numerics.riemann:"
@@ -260,6 +294,9 @@ integrators = Catalogue("integrator", [
     IntegratorEntry("ssprk2", _INTEGRATORS + "SSPRK2", doc="strong-stability-preserving RK2"),
     IntegratorEntry("ssprk3", _INTEGRATORS + "SSPRK3", doc="Shu & Osher (1988) SSP RK3"),
     IntegratorEntry("euler", _INTEGRATORS + "EULER", doc="forward Euler (one stage)"),
+    IntegratorEntry("lsrk4", _INTEGRATORS + "LSRK4",
+                    doc="Carpenter & Kennedy (1994) low-storage RK4, five stages: does not cap a "
+                        "fifth-order space discretisation at third order"),
 ])
 
 boundary_kinds = Catalogue("boundary kind", [

@@ -87,6 +87,21 @@ def _check_variables(scheme: dict, model, where: str) -> None:
                          f"reconstruction = '{recon.name}'{reason}")
 
 
+def _check_method(scheme: dict, model, where: str) -> None:
+    """What the method needs of the model: conservation form throughout, and the hooks of
+    its reconstructed variables (finite differences' characteristics: the Jacobians too)."""
+    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    if method.conservative_only and model.advected:
+        raise ModelError(f"{where}: [scheme] method = '{method.name}' needs every equation in conservation "
+                         f"form, but model '{model.name}' advects {', '.join(model.advected)} "
+                         f"non-conservatively; use method = '{registry.FINITE_VOLUME}'")
+    missing = [hook for hook in method.hooks_for(scheme["variables"]) if _lacks_hook(model, hook)]
+    if missing:
+        raise ModelError(f"{where}: [scheme] method = '{method.name}' with variables = '{scheme['variables']}' "
+                         f"needs the model '{model.name}' to declare {', '.join('@model.' + h for h in missing)}; "
+                         f"use variables = '{method.default_variables}'")
+
+
 def _check_fields(case: dict, model, where: str) -> None:
     known = list(model.primitive.names) + list(model.derived)
     for name in case["output"]["fields"]:
@@ -112,5 +127,6 @@ def check_case_against_model(case: dict, model, where: str) -> None:
     scheme = case["scheme"]
     _check_riemann(scheme, model, where)
     _check_variables(scheme, model, where)
+    _check_method(scheme, model, where)
     _check_fields(case, model, where)
     _check_boundaries(case, model, where)

@@ -174,7 +174,7 @@ def test_defaults_filled(tmp_path):
                 "block_dim": 0, "reconstruct": "auto", "shuffle": "auto", "fuse": "auto"},
         "materials": {},
         "grid": {"cells": [100], "lower": [0.0], "upper": [1.0]},
-        "scheme": {"reconstruction": "weno5", "limiter": "mc", "theta": 1.5, "weno_epsilon": 1e-6,
+        "scheme": {"method": "finite_volume", "reconstruction": "weno5", "limiter": "mc", "theta": 1.5, "weno_epsilon": 1e-6,
                    "variables": "primitive", "riemann": "hllc", "wave_speeds": "davis",
                    "musta_stages": 3, "positivity_fallback": True, "integrator": "lsrk3", "cfl": 0.4, "retry": {}},
         "time": {"end": 0.2, "max_steps": 0},

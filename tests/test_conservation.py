@@ -14,6 +14,7 @@ upper = {upper}
 [scheme]
 reconstruction = "{recon}"
 riemann = "{riemann}"
+{extra}
 [time]
 end = 1.0
 [boundary]
@@ -23,9 +24,9 @@ background = {{ rho = 1.0, vel = [0.0, 0.0, 0.0], p = 1.0 }}
 """
 
 
-def periodic_case(tmp_path, cells, recon="weno5", riemann="hllc", arch="cpu"):
+def periodic_case(tmp_path, cells, recon="weno5", riemann="hllc", arch="cpu", extra=""):
     dim = len(cells)
-    text = PERIODIC.format(cells=list(cells), upper=[1.0] * dim, recon=recon, riemann=riemann,
+    text = PERIODIC.format(cells=list(cells), upper=[1.0] * dim, recon=recon, riemann=riemann, extra=extra,
                            boundary="\n".join(f'{"xyz"[d]} = "periodic"' for d in range(dim)))
     return precise(case_from_text(tmp_path, text), arch)
 
@@ -40,10 +41,15 @@ def random_state(cells, seed=1):
     return w
 
 
-@pytest.mark.parametrize("cells,recon,riemann", [((24, 20), "weno5", "hllc"), ((10, 8, 12), "plm", "hll"),
-                                                 ((12, 10, 8), "weno5", "rusanov")])
-def test_totals_constant_to_round_off(tmp_path, cells, recon, riemann, arch):
-    sim = Simulation(periodic_case(tmp_path, cells, recon, riemann, arch))
+FINITE_DIFFERENCES = 'method = "finite_difference"\nintegrator = "lsrk4"\n'
+
+
+@pytest.mark.parametrize("cells,recon,riemann,extra", [
+    ((24, 20), "weno5", "hllc", ""), ((10, 8, 12), "plm", "hll", ""), ((12, 10, 8), "weno5", "rusanov", ""),
+    ((24, 20), "weno5z", "rusanov", FINITE_DIFFERENCES + 'variables = "characteristic"'),
+    ((12, 10, 8), "weno5", "rusanov", FINITE_DIFFERENCES)])
+def test_totals_constant_to_round_off(tmp_path, cells, recon, riemann, extra, arch):
+    sim = Simulation(periodic_case(tmp_path, cells, recon, riemann, arch, extra))
     sim.set_primitive(random_state(cells))
     sim.solver.refresh_primitives()
     before = sim.solver.reductions()[0]

@@ -45,3 +45,17 @@ def test_uniform_state_stays_uniform(tmp_path, recon, limiter, riemann, arch):
         for name, expected in (("rho", 1.3), ("vel", [0.3, -0.45, 0.7]), ("p", 2.1)):
             error = np.abs(fields[name] - np.array(expected)).max()
             assert error <= 1e-13, (integrator, name, error)
+
+
+@pytest.mark.parametrize("recon,variables", [("weno5", "conserved"), ("weno5z", "characteristic"),
+                                             ("first_order", "conserved")])
+def test_uniform_state_stays_uniform_with_finite_differences(tmp_path, recon, variables, arch):
+    for integrator in ("lsrk4", "lsrk3", "ssprk3"):
+        text = UNIFORM.format(recon=recon, limiter="mc", riemann="rusanov", integrator=integrator).replace(
+            "[scheme]", f'[scheme]\nmethod = "finite_difference"\nvariables = "{variables}"')
+        sim = Simulation(precise(case_from_text(tmp_path, text), arch))
+        sim.advance(10.0, max_steps=5)
+        fields = sim.fields()
+        for name, expected in (("rho", 1.3), ("vel", [0.3, -0.45, 0.7]), ("p", 2.1)):
+            error = np.abs(fields[name] - np.array(expected)).max()
+            assert error <= 1e-13, (integrator, name, error)

@@ -129,7 +129,7 @@ def test_registry_and_errors_import_without_taichi():
 @pytest.mark.parametrize("catalogue, typo, meant", [
     (registry.reconstructions, "weno_5", "weno5"), (registry.limiters, "superbe", "superbee"),
     (registry.reconstructed_variables, "primitve", "primitive"), (registry.wave_speeds, "einfeld", "einfeldt"),
-    (registry.riemann_solvers, "hlcc", "hllc"), (registry.integrators, "lsrk", "lsrk3"),
+    (registry.riemann_solvers, "hlcc", "hllc"), (registry.integrators, "lsrk_3", "lsrk3"),
     (registry.boundary_kinds, "wal", "wall"),
 ])
 def test_unknown_names_are_refused_with_a_suggestion_and_the_choices(catalogue, typo, meant):
@@ -144,7 +144,7 @@ def test_unknown_names_are_refused_with_a_suggestion_and_the_choices(catalogue, 
 @pytest.mark.parametrize("key, typo, meant", [
     ("scheme.reconstruction", "weno_5", "weno5"), ("scheme.limiter", "superbe", "superbee"),
     ("scheme.variables", "primitve", "primitive"), ("scheme.wave_speeds", "einfeld", "einfeldt"),
-    ("scheme.riemann", "hlcc", "hllc"), ("scheme.integrator", "lsrk", "lsrk3"),
+    ("scheme.riemann", "hlcc", "hllc"), ("scheme.integrator", "lsrk_3", "lsrk3"),
     ("scheme.retry.riemann", "rusanv", "rusanov"), ("boundary.x", "wal", "wall"),
 ])
 def test_the_case_schema_refuses_unknown_names_with_suggestions(tmp_path, key, typo, meant):

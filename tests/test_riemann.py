@@ -310,3 +310,47 @@ def test_force_in_3d_with_the_dimension_factor_stays_admissible(arch):
     fields = sim.fields()
     assert sim.t >= case["time"]["end"] * (1 - 1e-12)
     assert fields["p"].min() > 0.0 and fields["rho"].min() > 0.0
+
+
+def test_euler_conserved_eigensystem_of_the_finite_difference_method(arch):
+    """jacobians: dU/dW and dW/dU inverse to each other and dU/dW the derivative of
+    to_conserved; with eigenvectors and eigenvalues, L dW/dU (dF/dU) dU/dW R is diag(lambda)
+    for the flux Jacobian dF/dU (central differences of the Euler flux)."""
+    phys = euler_physics(arch)
+    n = 8
+    states = random_states(n, seed=3)
+    w_in = ti.Vector.field(5, ti.f64, shape=n)
+    out = {name: ti.Matrix.field(5, 5, ti.f64, shape=n) for name in ("L", "R", "dU_dW", "dW_dU")}
+    speeds = ti.Vector.field(5, ti.f64, shape=n)
+    w_in.from_numpy(states)
+
+    @ti.kernel
+    def eigen():
+        for i in range(n):
+            L, R = phys.eigenvectors(w_in[i])
+            dU_dW, dW_dU = phys.jacobians(w_in[i])
+            out["L"][i], out["R"][i], out["dU_dW"][i], out["dW_dU"][i] = L, R, dU_dW, dW_dU
+            speeds[i] = phys.eigenvalues(w_in[i])
+
+    eigen()
+    got = {name: field.to_numpy() for name, field in out.items()}
+
+    def conserved(w):
+        return np.array([w[0], *(w[0] * w[1:4]), w[4] / (GAMMA - 1) + 0.5 * w[0] * w[1:4] @ w[1:4]])
+
+    def flux_of(u):
+        vel = u[1:4] / u[0]
+        p = (GAMMA - 1) * (u[4] - 0.5 * u[0] * vel @ vel)
+        return np.array([u[1], u[1] * vel[0] + p, u[2] * vel[0], u[3] * vel[0], (u[4] + p) * vel[0]])
+
+    for i, w in enumerate(states):
+        h = 1e-6
+        dU_dW = np.stack([(conserved(w + h * e) - conserved(w - h * e)) / (2 * h) for e in np.eye(5)], axis=1)
+        np.testing.assert_allclose(got["dU_dW"][i], dU_dW, rtol=0, atol=1e-8 * np.abs(dU_dW).max())
+        np.testing.assert_allclose(got["dU_dW"][i] @ got["dW_dU"][i], np.eye(5), rtol=0, atol=1e-13)
+        u = conserved(w)
+        A = np.stack([(flux_of(u + h * e) - flux_of(u - h * e)) / (2 * h) for e in np.eye(5)], axis=1)
+        L_U, R_U = got["L"][i] @ got["dW_dU"][i], got["dU_dW"][i] @ got["R"][i]
+        c = np.sqrt(GAMMA * w[4] / w[0])
+        np.testing.assert_allclose(speeds.to_numpy()[i], [w[1] - c, w[1], w[1], w[1], w[1] + c], rtol=1e-14)
+        np.testing.assert_allclose(L_U @ A @ R_U, np.diag(speeds.to_numpy()[i]), rtol=0, atol=1e-7 * (abs(w[1]) + c))

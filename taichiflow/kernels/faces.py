@@ -15,10 +15,12 @@ from .indexing import with_axis
 
 
 class FaceScheme(NamedTuple):
-    """The numerics of a face: reconstruction, Riemann solver, reconstructed variables."""
+    """The numerics of a face: reconstruction, Riemann solver, reconstructed variables; or,
+    for the finite-difference method, the split flux of the stencil (numerics/splitting.py)."""
     recon: object
     riemann: Callable
     variables: object
+    split_flux: Callable = None
 
 
 class FaceFunctions(NamedTuple):
@@ -56,7 +58,7 @@ class SweepContext(NamedTuple):
 def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunctions:
     """The face fluxes along axis of one face scheme."""
     phys, W, dim, fallback = ctx.phys, ctx.W, ctx.dim, ctx.plan.fallback
-    recon, riemann, variables = scheme
+    recon, riemann, variables, split_flux = scheme
     g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
     normal = ctx.to_normal_W[axis]
     to_global = ctx.to_global_F[axis]
@@ -64,6 +66,9 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     def cells_at(index, start, count):
         return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
                 for k in range(count)]
+
+    if split_flux is not None:
+        return FaceFunctions(cells_at, None, _split_face_flux(split_flux, to_global), None)
 
     @ti.func
     def solve(wL, wR, index, i, dt_dx):
@@ -95,6 +100,17 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
         return variables.backward(*recon.cell_states(transformed, dt_dx), context)
 
     return FaceFunctions(cells_at, solve, face_flux, cell_faces)
+
+
+def _split_face_flux(split_flux, to_global):
+    """face_flux of the finite-difference method: no face states, so none is ever replaced
+    (the plan reconstructs its fluxes per face: kernels/plan.py)."""
+
+    @ti.func
+    def face_flux(stencil: ti.template(), index, i, dt_dx):
+        return permute(split_flux(stencil, dt_dx), to_global), 0
+
+    return face_flux
 
 
 def walk_stencil(ctx: SweepContext, cells_at, g, segment, i, count, newest):

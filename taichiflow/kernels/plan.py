@@ -246,6 +246,9 @@ def _product(values) -> int:
 
 
 def _scheme_words(scheme: dict) -> str:
+    if scheme.get("method", registry.FINITE_VOLUME) == registry.FINITE_DIFFERENCE:
+        return (f"finite differences: {scheme['reconstruction']} of the {scheme['riemann']}-split flux on "
+                f"{scheme['variables']} variables")
     return f"{scheme['reconstruction']} + {scheme['riemann']} on {scheme.get('variables', 'primitive')} variables"
 
 
@@ -291,6 +294,18 @@ def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision
     return reconstruct == "cell" or reach < RECONSTRUCT_PER_FACE.get((arch, precision), reach + 1)
 
 
+def _per_cell(reconstruct: str, scheme: dict, arch: str, precision: str, reach: int) -> bool:
+    """reconstructs_per_cell, for a method whose face fluxes have face states; the others
+    (finite differences) reconstruct per face."""
+    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    if method.per_face:
+        if reconstruct == "cell":
+            raise ValueError(f"[run] reconstruct = 'cell' needs face states, which method = '{method.name}' "
+                             f"does not make; use 'face' or 'auto'")
+        return False
+    return reconstructs_per_cell(reconstruct, scheme.get("variables", "primitive"), arch, precision, reach)
+
+
 def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32") -> list:
     """Per-axis segment lengths from the [run] segment key (int, per-axis list or [])."""
     if segment == []:
@@ -322,8 +337,7 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
                              f"the scheme's stencils reach; a {mirrored[0]} face's mirror image needs at least "
                              f"{ghost}")
     segments = tuple(sweep_segments(run["segment"], dim, arch, precision))
-    per_cell = tuple(reconstructs_per_cell(run["reconstruct"], s.get("variables", "primitive"), arch, precision,
-                                           reach) for s, reach in zip(schemes, reaches))
+    per_cell = tuple(_per_cell(run["reconstruct"], s, arch, precision, reach) for s, reach in zip(schemes, reaches))
     fuse = fuse_choice(run["fuse"], run["shuffle"])
     shuffle = uses_shuffle(run["shuffle"], arch, precision, run["block_dim"])
     fused = (reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1

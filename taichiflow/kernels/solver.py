@@ -21,6 +21,8 @@ import taichi as ti
 from .. import taichi_patches  # noqa: F401  (before any field is made)
 from ..numerics.reconstruction import make_reconstruction
 from ..numerics.riemann import RIEMANN_SOLVERS
+from ..numerics.splitting import make_split_flux
+from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME
 from ..numerics.variables import make_variables
 from .boundaries import make_boundaries
 from .clock import DeviceClock
@@ -99,7 +101,11 @@ class Solver:
         recon = make_reconstruction(scheme, self.phys)
         # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
         riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
-        return FaceScheme(recon, riemann, make_variables(scheme.get("variables", "primitive"), self.phys))
+        variables = scheme.get("variables", "primitive")
+        if scheme.get("method", FINITE_VOLUME) == FINITE_DIFFERENCE:
+            split = make_split_flux(self.phys, recon, characteristic=variables == "characteristic")
+            return FaceScheme(recon, riemann, None, split)
+        return FaceScheme(recon, riemann, make_variables(variables, self.phys))
 
     def _build(self, boundaries: Boundaries):
         phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim

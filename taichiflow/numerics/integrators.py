@@ -37,6 +37,19 @@ SSPRK3 = (Stage(0.0, 0.0, 1.0, 1.0, 0.0),
           Stage(0.0, 0.75, 0.25, 0.25, 1.0),
           Stage(0.0, 1 / 3, 2 / 3, 2 / 3, 0.5))
 EULER = (Stage(0.0, 0.0, 1.0, 1.0, 0.0),)
+# Carpenter & Kennedy (1994, NASA TM-109112), RK4(3)5[2R+]C: five stages, fourth order,
+# Williamson's two-register form, so it runs on the stage update of LSRK3 with no new register.
+# Third order in time caps a fifth-order space discretisation where dt ~ h; this one does not
+# (docs/numerics.md). Fractions as published; tests/test_integrators.py checks its order.
+LSRK4 = (Stage(0.0, 0.0, 1.0, 1432997174477 / 9575080441755, 0.0),
+         Stage(-567301805773 / 1357537059087, 0.0, 1.0, 5161836677717 / 13612068292357,
+               1432997174477 / 9575080441755),
+         Stage(-2404267990393 / 2016746695238, 0.0, 1.0, 1720146321549 / 2090206949498,
+               2526269341429 / 6820363962896),
+         Stage(-3550918686646 / 2091501179385, 0.0, 1.0, 3134564353537 / 4481467310338,
+               2006345519317 / 3224310063776),
+         Stage(-1275806237668 / 842570457699, 0.0, 1.0, 2277821191437 / 14882151754819,
+               2802321613138 / 2924317926251))
 
 
 class _StagesByName(Mapping):
