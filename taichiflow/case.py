@@ -579,6 +579,10 @@ SCHEMA = Table({
         "background": Key(StateTable()),
         "regions": Key(Regions(SHAPES), []),
         "perturbations": Key(Regions(PERTURBATIONS, "kind", "initial.perturbations"), []),
+        # What a cell holds at t = 0: the average of U over it (Gauss-Legendre), or the value at
+        # its centre; auto: averages for finite volumes, point values for finite differences.
+        "values": Key(Choice("auto", "average", "point"), "auto"),
+        "quadrature_points": Key(Int(ge=1), 4),
     }), {}),
     "output": Key(Table({
         "interval": Key(Float(ge=0), 0.0),

@@ -267,6 +267,10 @@ reconstructed_variables = Catalogue("reconstructed variables", [
                    needs_hooks=("eigenvectors",),
                    doc="projected on the eigenvectors of the face's mean state (its basis belongs "
                        "to the face: reconstructed per face)"),
+    VariablesEntry("conserved_characteristic", _VARIABLES + "ConservedCharacteristic", per_cell=False,
+                   needs_hooks=("eigenvectors", "jacobians"),
+                   doc="the conserved variables projected on the conserved system's eigenvectors at the "
+                       "face (reconstructed per face)"),
 ])
 
 wave_speeds = Catalogue("wave-speed estimate", [

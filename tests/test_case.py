@@ -179,7 +179,8 @@ def test_defaults_filled(tmp_path):
                    "musta_stages": 3, "positivity_fallback": True, "integrator": "lsrk3", "cfl": 0.4, "retry": {}},
         "time": {"end": 0.2, "max_steps": 0},
         "boundary": {"x": ["outflow", "outflow"], "inflow": {}},
-        "initial": {"background": {"rho": 1.0, "vel": [0.0, 0.0, 0.0], "p": 1.0}, "regions": [], "perturbations": []},
+        "initial": {"background": {"rho": 1.0, "vel": [0.0, 0.0, 0.0], "p": 1.0}, "regions": [], "perturbations": [],
+                    "values": "auto", "quadrature_points": 4},
         "output": {"interval": 0.0, "fields": [], "diagnostics_every": 1, "checkpoint_interval": 0.0,
                    "checkpoint_wall": 0.0},
     }

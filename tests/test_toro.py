@@ -2,7 +2,8 @@
 
 Bounds are the measured L1 errors at 400 cells plus about 20% (see docs/numerics.md for
 the table); errors must also fall from 200 to 400 cells. Problems from Toro, "Riemann Solvers
-and Numerical Methods for Fluid Dynamics", 3rd ed., table 4.1 (tests 2, 3, 5) and Sod.
+and Numerical Methods for Fluid Dynamics", 3rd ed., table 10.1 (tests 1 to 5; test 2 is the
+123 problem, 3 the left blast, 4 the collision) and Sod.
 """
 import numpy as np
 import pytest
@@ -16,6 +17,10 @@ PROBLEMS = {  # case file: (left, right, x0, t)
     "toro_123.toml": ((1.0, -2.0, 0.4), (1.0, 2.0, 0.4), 0.5, 0.15),
     "toro_blast.toml": ((1.0, 0.0, 1000.0), (1.0, 0.0, 0.01), 0.5, 0.012),
     "toro_collision.toml": ((5.99924, 19.5975, 460.894), (5.99242, -6.19633, 46.0950), 0.4, 0.035),
+    # Toro's table 10.1 tests 1 (Sod with a sonic point in the rarefaction) and 5 (a left blast
+    # moving left: the contact almost at rest), as sod.toml with other states.
+    "toro_1": ((1.0, 0.75, 1.0), (0.125, 0.0, 0.1), 0.3, 0.2),
+    "toro_5": ((1.0, -19.59745, 1000.0), (1.0, -19.59745, 0.01), 0.8, 0.012),
 }
 
 SCHEMES = {
@@ -47,12 +52,35 @@ BOUNDS = {
     ('muscl_hancock-musta-euler', 'toro_123.toml'): [0.002, 0.005, 0.0012],
     ('muscl_hancock-musta-euler', 'toro_blast.toml'): [0.007, 0.0044, 0.0016],
     ('muscl_hancock-musta-euler', 'toro_collision.toml'): [0.0047, 0.0013, 0.0021],
+    ('weno5-hllc-lsrk3', 'toro_1'): [0.0019, 0.0029, 0.0012],
+    ('plm_minmod-hll-ssprk2', 'toro_1'): [0.0035, 0.0041, 0.0018],
+    ('fd_weno5z_characteristic-lsrk3', 'toro_1'): [0.0021, 0.0032, 0.0015],
+    ('muscl_hancock-musta-euler', 'toro_1'): [0.0021, 0.0025, 0.0011],
+    ('weno5-hllc-lsrk3', 'toro_5'): [0.0043, 0.0098, 0.0045],
+    ('plm_minmod-hll-ssprk2', 'toro_5'): [0.0095, 0.0056, 0.0026],
+    ('fd_weno5z_characteristic-lsrk3', 'toro_5'): [0.0041, 0.0044, 0.0017],
+    ('muscl_hancock-musta-euler', 'toro_5'): [0.0077, 0.0052, 0.002],
 }
+# MUSCL-Hancock + MUSTA-FORCE + Euler makes p < 0 in the first step of test 5 at cfl 0.4 (the
+# cell update, not a face state: the fallback cannot help); at cfl 0.2 it runs.
+PROBLEM_SCHEME = {('muscl_hancock-musta-euler', 'toro_5'): ["scheme.cfl=0.2"]}
+
+
+def problem_case(name: str, overrides):
+    """The case of a problem: its file, or sod.toml with the problem's states."""
+    if name.endswith(".toml"):
+        return load_case(CASES / name, overrides)
+    (rho_l, u_l, p_l), (rho_r, u_r, p_r), x0, t = PROBLEMS[name]
+    states = [f"initial.background={{rho = {rho_l}, vel = [{u_l}, 0.0, 0.0], p = {p_l}}}",
+              f"initial.regions.0.state={{rho = {rho_r}, vel = [{u_r}, 0.0, 0.0], p = {p_r}}}",
+              f"initial.regions.0.point=[{x0}]", f"time.end={t}"]
+    return load_case(CASES / "sod.toml", states + list(overrides))
 
 
 def l1_errors(case_file, scheme, cells, arch="cpu"):
     left, right, x0, t = PROBLEMS[case_file]
-    case = load_case(CASES / case_file, [f"grid.cells=[{cells}]", *SCHEMES[scheme]])
+    case = problem_case(case_file, [f"grid.cells=[{cells}]", *SCHEMES[scheme],
+                                    *PROBLEM_SCHEME.get((scheme, case_file), [])])
     fields = simulate(case, arch).fields()
     x = (np.arange(cells) + 0.5) / cells
     exact = exact_riemann(left, right, x, t, x0=x0, gamma=1.4)

@@ -10,26 +10,45 @@ Each cell repeats the numpy code's arithmetic, operation for operation and in th
 in f64: the two agree up to the rounding of tanh, sin, exp and pow, and the blocks of a grid
 reassemble the whole-grid result bit for bit. Constants enter the kernel as ti.f64(...): a bare
 float literal would take default_fp, which is f32 in f32 runs.
+
+That is the point value at each cell centre, what a finite-difference scheme holds. A finite
+volume scheme holds cell averages of the conserved variables: with `average` the fill takes
+the Gauss-Legendre average of U = to_conserved(W(x)) over each cell (every region, smoothed
+or sharp, and every perturbation sampled at the nodes) and stores W = to_primitive(<U>).
+A point value differs from the average by O(h^2), which caps a fifth-order finite-volume
+scheme at second order on smooth data (docs/numerics.md).
 """
 import math
+from typing import Callable, NamedTuple
 
 import numpy as np
 import taichi as ti
 
 from ..initial import _offsets, state_vector
 
-__all__ = ["make_initial_fill", "MAX_BLOCK_CELLS"]
+__all__ = ["make_initial_fill", "CellAverage", "MAX_BLOCK_CELLS"]
 
 MAX_BLOCK_CELLS = 2 ** 31  # a block's ndrange is linearised in 32 bits
 
 
+class CellAverage(NamedTuple):
+    """Cell averages of the conserved variables: `points` Gauss-Legendre nodes per axis;
+    to_conserved and to_primitive are Taichi functions of flat f64 vectors (the model's,
+    bound to its parameters in f64), U having n_conserved components."""
+    points: int
+    n_conserved: int
+    to_conserved: Callable
+    to_primitive: Callable
+
+
 def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper, params: dict, dtype,
-                      block_offset=None, block_cells=None):
+                      block_offset=None, block_cells=None, average: "CellAverage | None" = None):
     """fill(W): writes into W[I], 0 <= I < block_cells, the primitive state that
     initial_primitive gives global cell block_offset + I of the grid_cells grid (the whole
-    grid by default). W is a vector field of nW components and dtype, maybe with ghost layers
-    and offsets, which are left untouched. Errors in the case surface here, before any
-    compilation, as the same ValueErrors the numpy code raises."""
+    grid by default), or with `average` the primitive state of the cell average of U. W is a
+    vector field of nW components and dtype, maybe with ghost layers and offsets, which are
+    left untouched. Errors in the case surface here, before any compilation, as the same
+    ValueErrors the numpy code raises."""
     grid_cells = tuple(int(n) for n in grid_cells)
     dim = len(grid_cells)
     block_offset, block_cells = _block_extent(grid_cells, block_offset, block_cells)
@@ -40,14 +59,21 @@ def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper,
     cell_center = _cell_center_func(grid_cells, lower, upper, block_offset)
     background_state = _constant_vector(background)
 
+    @ti.func
+    def state_at(x):
+        w = background_state()
+        for step in ti.static(steps):
+            w = step(w, x)
+        return w
+
+    cell_state = state_at
+    if average is not None:
+        cell_state = _cell_average_func(state_at, average, grid_cells, lower, upper)
+
     @ti.kernel
     def fill_block(W: ti.template()):
         for I in ti.grouped(ti.ndrange(*block_cells)):
-            x = cell_center(I)
-            w = background_state()
-            for step in ti.static(steps):
-                w = step(w, x)
-            W[I] = ti.cast(w, dtype)
+            W[I] = ti.cast(cell_state(cell_center(I)), dtype)
 
     def fill(W):
         _check_field(W, len(background), dtype, block_cells)
@@ -118,6 +144,43 @@ def _cell_center_func(grid_cells, lower, upper, block_offset):
         return x
 
     return cell_center
+
+
+def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper):
+    """ti.func x -> to_primitive of the Gauss-Legendre average of to_conserved(state_at) over
+    the cell centred at x: points^dim nodes, one run-time loop over them (an unrolled loop
+    of 125 copies of every region and perturbation compiles for minutes)."""
+    dim = len(grid_cells)
+    points = int(average.points)
+    nodes, weights = np.polynomial.legendre.leggauss(points)
+    half_width = [0.5 * (float(upper[d]) - float(lower[d])) / grid_cells[d] for d in range(dim)]
+    to_conserved, to_primitive, n_conserved = average.to_conserved, average.to_primitive, average.n_conserved
+
+    @ti.func
+    def node_and_weight(k):
+        """Node k of the rule on [-1, 1] and its weight, by a static table."""
+        node, weight = ti.f64(0.0), ti.f64(0.0)
+        for j in ti.static(range(points)):
+            if k == j:
+                node, weight = ti.f64(float(nodes[j])), ti.f64(float(weights[j]) / 2.0)
+        return node, weight
+
+    @ti.func
+    def cell_average(x):
+        total = ti.Vector.zero(ti.f64, n_conserved)
+        for q in range(points ** dim):
+            y = x
+            w = ti.f64(1.0)
+            rest = q
+            for d in ti.static(range(dim)):
+                node, weight = node_and_weight(rest % points)
+                rest //= points
+                y[d] = x[d] + ti.f64(half_width[d]) * node
+                w *= weight
+            total += w * to_conserved(state_at(y))
+        return to_primitive(total)
+
+    return cell_average
 
 
 # --- region shapes: signed distance to the surface, negative inside (initial._DISTANCE) -----

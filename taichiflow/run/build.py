@@ -8,9 +8,10 @@ from typing import NamedTuple
 import taichi as ti
 
 from ..errors import CaseError, ModelError
+from ..registry import FINITE_DIFFERENCE
 from ..initial import state_vector
 from ..kernels import plan as kernel_plan
-from ..kernels.initial import make_initial_fill
+from ..kernels.initial import CellAverage, make_initial_fill
 from ..kernels.solver import Boundaries, Grid, Solver
 from ..loadcheck import check_model
 from ..model import load_model
@@ -68,6 +69,25 @@ def load_case_model(case: dict):
     return model
 
 
+def initial_values(case: dict) -> str:
+    """[initial] values resolved: what the scheme holds, cell averages of U (finite volumes)
+    or point values (finite differences)."""
+    chosen = case["initial"]["values"]
+    if chosen == "auto":
+        chosen = "point" if case["scheme"]["method"] == FINITE_DIFFERENCE else "average"
+    return chosen
+
+
+def cell_average(case: dict, phys):
+    """The fill's CellAverage where the case's initial values are cell averages, else None;
+    resolves [initial] values in place (the saved case records the choice)."""
+    case["initial"]["values"] = initial_values(case)
+    if case["initial"]["values"] != "average":
+        return None
+    exact = BoundModel(phys.model, phys.params, ti.f64, globals_field=phys.globals_field)  # (no new field)
+    return CellAverage(case["initial"]["quadrature_points"], phys.U.n, exact.cons, exact.prim)
+
+
 def build(case: dict) -> Built:
     """Everything a run of `case` needs; resolves its "auto" run settings and model parameters
     in place (the resolved case is what the output folder records)."""
@@ -88,11 +108,13 @@ def build(case: dict) -> Built:
     plan = plan_for(case, arch, precision)
     check_limits(case, plan, model, where)
     grid = Grid(tuple(case["grid"]["cells"]), tuple(case["grid"]["lower"]), tuple(case["grid"]["upper"]))
+    phys = BoundModel(model, params, dtype)
     try:  # (before the solver: a bad [initial] table fails before anything compiles)
-        fill = make_initial_fill(initial, layout, grid.cells, grid.lower, grid.upper, params, dtype)
+        fill = make_initial_fill(initial, layout, grid.cells, grid.lower, grid.upper, params, dtype,
+                                 average=cell_average(case, phys))
     except ValueError as err:
         raise ModelError(f"{where}: {err}") from None
-    solver = Solver(BoundModel(model, params, dtype), plan, grid, Boundaries(boundary_kinds(case), inflow))
+    solver = Solver(phys, plan, grid, Boundaries(boundary_kinds(case), inflow))
     fill(solver.W)
     solver.transfer.conserve()
     return Built(arch, precision, fast_math, model, params, plan, solver, shock_jump)
