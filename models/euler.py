@@ -1,4 +1,6 @@
 """Compressible Euler equations for an ideal gas (docs/physics.md section 1.1)."""
+import math
+
 import taichi as ti
 
 from taichiflow import Model
@@ -112,3 +114,13 @@ def jacobians(W, gamma):
                        [-w * r, 0.0, 0.0, r, 0.0],
                        [g1 * k, -g1 * u, -g1 * v, -g1 * w, g1]])
     return dU_dW, dW_dU
+
+
+@model.linear_waves
+def linear_waves(W, params):
+    """Right eigenvectors of the primitive system along the wave normal x', with unit density
+    amplitude: the right-going sound wave (speed u_n + c) and the entropy wave (speed u_n)."""
+    c = math.sqrt(params["gamma"] * W["p"] / W["rho"])
+    un = W["vel"][0]
+    return {"sound": ({"rho": 1.0, "vel": [c / W["rho"], 0.0, 0.0], "p": c * c}, un + c),
+            "entropy": ({"rho": 1.0}, un)}

@@ -1,4 +1,5 @@
-"""Command line: `taichiflow run`, `taichiflow bench`, `taichiflow models`, `taichiflow view`."""
+"""Command line: `taichiflow run`, `taichiflow bench`, `taichiflow models`, `taichiflow view`,
+`taichiflow check`, `taichiflow spectrum`."""
 from __future__ import annotations
 
 import argparse
@@ -85,12 +86,27 @@ def main(argv=None) -> int:
                       help="show the part computed; by default a run is mirrored across the symmetry faces "
                            "its case declares (boundary kind \"symmetry\") and shown whole")
 
+    spectrum = sub.add_parser("spectrum", help="kinetic energy spectrum E(k) of a snapshot on a periodic grid: "
+                              "CSV, and a log-log plot")
+    spectrum.add_argument("source", help="a snapshot (.vti) or a run's output folder (its last snapshot)")
+    picks = spectrum.add_mutually_exclusive_group()
+    picks.add_argument("--time", type=float, help="the snapshot nearest this time (output folder)")
+    picks.add_argument("--times", type=float, nargs="+", metavar="T",
+                       help="the snapshots nearest these times (output folder): one CSV column and one line each")
+    spectrum.add_argument("--field", default="vel", help="the velocity array (vel)")
+    spectrum.add_argument("--weight", choices=["none", "sqrt_rho"], default="none",
+                          help="sqrt_rho: the spectrum of sqrt(rho) v, whose energy is the kinetic energy (none)")
+    spectrum.add_argument("--density", default="rho", help="the density array for --weight sqrt_rho (rho)")
+    spectrum.add_argument("--csv", metavar="FILE", help="write the CSV (k, E) here (default: print it)")
+    spectrum.add_argument("--plot", metavar="PNG", help="also write a log-log plot (needs pyvista)")
+
     args = parser.parse_args(argv)
     if args.verbose:
         _be_verbose()
     args.argv = list(sys.argv[1:] if argv is None else argv)  # run.log records the whole command line
     try:
-        return {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check}[args.command](args)
+        return {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check,
+                "spectrum": _spectrum}[args.command](args)
     except (CaseError, ValueError, RuntimeError) as err:
         print(f"taichiflow: error: {err}", file=sys.stderr)
         return 1
@@ -186,6 +202,11 @@ def _models(args) -> int:
         doc = path.read_text().split('"""')[1].strip() if '"""' in path.read_text() else ""
         print(f"{path.stem:>16}  {doc.splitlines()[0] if doc else ''}")
     return 0
+
+
+def _spectrum(args) -> int:
+    from .spectra import spectrum_command
+    return spectrum_command(args)
 
 
 def _check(args) -> int:

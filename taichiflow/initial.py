@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .case import _sizes, validate_state
+from .turbulence import draw_modes, velocity_at_cell_centres
 
 __all__ = ["cell_centers", "initial_primitive", "region_distance", "region_weight", "state_vector"]
 
@@ -96,7 +97,7 @@ def initial_primitive(initial, primitive_layout, cells, lower, upper, params=Non
     for n, perturbation in enumerate(initial.get("perturbations", ())):
         where = f"[[initial.perturbations]] #{n + 1}"
         PERTURB[perturbation["kind"]](W, perturbation, _offsets(primitive_layout), initial, (x, y, z),
-                                      params or {}, where)
+                                      params or {}, where, (lower, upper))
     return W
 
 
@@ -112,7 +113,7 @@ def _offsets(primitive_layout) -> dict:
     return offsets
 
 
-def _sine(W, p, offsets, initial, coords, params, where):
+def _sine(W, p, offsets, initial, coords, params, where, box):
     """W[variable] += amplitude sin(k . x + phase), optionally only inside a region."""
     if p["variable"] not in offsets:
         raise ValueError(f"{where}: unknown variable '{p['variable']}'; choose from {sorted(offsets)}")
@@ -126,7 +127,7 @@ def _sine(W, p, offsets, initial, coords, params, where):
     W[..., offsets[p["variable"]]] += bump
 
 
-def _isentropic_vortex(W, p, offsets, initial, coords, params, where):
+def _isentropic_vortex(W, p, offsets, initial, coords, params, where, box):
     """Shu's isentropic vortex (ideal gas) superposed on the state: velocity and temperature
     perturbations of strength beta, entropy p / rho^gamma kept at its background value."""
     missing = [k for k in ("rho", "vel_x", "vel_y", "p") if k not in offsets] + (
@@ -146,4 +147,53 @@ def _isentropic_vortex(W, p, offsets, initial, coords, params, where):
     W[..., offsets["p"]] = new_rho * temperature
 
 
-PERTURB = {"sine": _sine, "isentropic_vortex": _isentropic_vortex}
+def velocity_slots(p, offsets, dim: int, where) -> list:
+    """Flat indices of the velocity components along the grid's axes that a turbulence
+    perturbation adds to: the model's velocity role, which run/states.py resolves into
+    p["_velocity"]."""
+    velocity = p.get("_velocity")
+    if velocity is None:
+        raise ValueError(f"{where}: turbulence needs the model's velocity (Model(velocity=...)), "
+                         f"resolved into the perturbation by run.states.resolve_states")
+    slots = [offsets.get(f"{velocity}_{axis}") for axis in "xyz"[:dim]]
+    if None in slots:
+        raise ValueError(f"{where}: turbulence adds to '{velocity}', which is not a 3-vector primitive variable")
+    return slots
+
+
+def wave_terms(p, offsets, where) -> list:
+    """(flat index, amplitude times eigenvector component) of a linear wave's nonzero
+    components: the eigenvector run/states.py resolves into p["_eigenvector"] with the model's
+    linear_waves hook."""
+    eigenvector = p.get("_eigenvector")
+    if eigenvector is None:
+        raise ValueError(f"{where}: linear_wave needs the model's eigenvector, resolved into the perturbation "
+                         f"by run.states.resolve_states")
+    if len(eigenvector) != len({v for v in offsets.values()}):
+        raise ValueError(f"{where}: the eigenvector has {len(eigenvector)} components, the state "
+                         f"{len(set(offsets.values()))}")
+    return [(slot, float(p["amplitude"]) * float(value)) for slot, value in enumerate(eigenvector) if value != 0.0]
+
+
+def _turbulence(W, p, offsets, initial, coords, params, where, box):
+    """W[velocity] += the random field of the perturbation's modes at the cell centres."""
+    cells = W.shape[:-1]
+    slots = velocity_slots(p, offsets, len(cells), where)
+    modes = draw_modes(p, len(cells), *box, where)
+    v = velocity_at_cell_centres(modes, cells, *box)
+    for d, slot in enumerate(slots):
+        W[..., slot] += v[..., d]
+
+
+def _linear_wave(W, p, offsets, initial, coords, params, where, box):
+    """W += amplitude R_W cos(k . x + phase), R_W the model's eigenvector in the lab frame."""
+    dim = W.ndim - 1
+    terms = wave_terms(p, offsets, where)
+    phase = sum(p["wavenumber"][d] * coords[d] for d in range(dim)) + p["phase"]
+    wave = np.cos(phase)
+    for slot, value in terms:
+        W[..., slot] += value * wave
+
+
+PERTURB = {"sine": _sine, "isentropic_vortex": _isentropic_vortex, "turbulence": _turbulence,
+           "linear_wave": _linear_wave}

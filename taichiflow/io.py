@@ -10,6 +10,7 @@ Public API
 write_vti(path, cells, lower, spacing, arrays, time=None)
 read_vti(path) -> (meta, arrays)
 map_vti_arrays(path) -> {name: memory-mapped cell array in VTK order}
+read_pvd(path) -> [(time, file)]
 PvdSeries(path, resume=False)
 DiagnosticsCSV(path, columns, resume=False)
 """
@@ -26,7 +27,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-__all__ = ["write_vti", "read_vti", "map_vti_arrays", "PvdSeries", "DiagnosticsCSV"]
+__all__ = ["write_vti", "read_vti", "map_vti_arrays", "read_pvd", "PvdSeries", "DiagnosticsCSV"]
 
 # Name of the FieldData array holding the number of spatial dimensions the
 # caller used, so read_vti can return (nx,) / (nx, ny) arrays exactly even
@@ -382,6 +383,23 @@ def read_vti(path):
 # ParaView collection (.pvd)
 # --------------------------------------------------------------------------
 
+def read_pvd(path) -> list:
+    """(time, file) entries of a .pvd collection, sorted by time; each file as the collection
+    names it (relative to the .pvd's folder). Reads only: a run's folder may be read-only."""
+    path = os.fspath(path)
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        raise ValueError(f"{path}: not a valid PVD file: {e}") from None
+    coll = root.find("Collection")
+    if root.get("type") != "Collection" or coll is None:
+        raise ValueError(f"{path}: not a VTK Collection file")
+    entries = [(float(ds.get("timestep")), ds.get("file"))
+               for ds in coll.findall("DataSet")]
+    entries.sort(key=lambda e: e[0])
+    return entries
+
+
 class PvdSeries:
     """A ParaView .pvd collection listing snapshot files by simulation time.
 
@@ -402,17 +420,7 @@ class PvdSeries:
         self._save()
 
     def _load(self):
-        try:
-            root = ET.parse(self.path).getroot()
-        except ET.ParseError as e:
-            raise ValueError(f"{self.path}: not a valid PVD file: {e}") from None
-        coll = root.find("Collection")
-        if root.get("type") != "Collection" or coll is None:
-            raise ValueError(f"{self.path}: not a VTK Collection file")
-        entries = [(float(ds.get("timestep")), ds.get("file"))
-                   for ds in coll.findall("DataSet")]
-        entries.sort(key=lambda e: e[0])
-        return entries
+        return read_pvd(self.path)
 
     def _save(self):
         lines = ['<?xml version="1.0"?>',

@@ -15,6 +15,7 @@ from pathlib import Path
 import taichi as ti
 from taichi.lang.struct import Struct
 
+from . import registry
 from .errors import ModelError, did_you_mean  # noqa: F401  (both importable from here, as before)
 from .layout import Layout
 
@@ -33,7 +34,11 @@ ROLES = {
     "eigenvectors": ("W",),         # optional: (L, R) of the primitive Jacobian, L R = I
     "jacobians": ("W",),            # optional: (dU/dW, dW/dU), for finite-difference characteristics
     "eigenvalues": ("W",),          # optional: the wave speeds in the order of eigenvectors' columns
+    "face_states": ("WL", "WR"),    # optional: the pair of face states every Riemann solver then sees
+    "after_step": ("U", "dt", "h"),  # optional: U after each step (a split source), h the least cell width
+    "splitting_speeds": ("W",),     # optional: per conserved component, the speed flux splitting uses
 }
+REDUCTIONS = ("max", "min", "sum", "rms")
 REQUIRED = ("to_primitive", "to_conserved", "flux")
 
 
@@ -43,7 +48,7 @@ class Model:
     def __init__(self, name: str, *, conserved: dict, primitive: dict, params: dict | None = None,
                  velocity: str | None = None, density: str | None = None,
                  pressure: str | None = None, positive=(), advected=(), globals=None,
-                 sample: dict | None = None, description: str = ""):
+                 sample: dict | None = None, description: str = "", exact_wave_speeds: bool = False):
         self.name = name
         self.description = description
         self._check_layout(conserved, "conserved")
@@ -56,11 +61,17 @@ class Model:
         self.advected = tuple(advected)
         self.globals = dict(globals or {})
         self.sample = dict(sample or {})
+        # wave_speeds are the extreme eigenvalues of dF/dU (`taichiflow check` verifies that), not
+        # bounds only: like sound_speed's u_n -/+ c
+        self.exact_wave_speeds = bool(exact_wave_speeds)
         self.functions: dict[str, object] = {}
         self.signatures: dict[str, list[str]] = {}
         self.derived: dict[str, object] = {}
-        self.reductions: dict[str, str] = {}   # derived field -> "max" | "min" | "sum"
-        self.setup: dict[str, object] = {}     # plain-Python set-up hooks (material, shock_state)
+        self.reductions: dict[str, tuple] = {}  # derived field -> its reductions, of REDUCTIONS
+        self.gradient_fields: set[str] = set()  # derived fields that read the gradients of W
+        self.solvers: dict[str, object] = {}    # Riemann solvers the model provides, by name
+        self.solver_docs: dict[str, str] = {}
+        self.setup: dict[str, object] = {}     # plain-Python set-up hooks (material, shock_state, linear_waves)
         self.source_file = "<unknown>"
         self.ex = ti.Vector([1.0, 0.0, 0.0])
 
@@ -89,7 +100,7 @@ class Model:
             self.signatures[role] = list(inspect.signature(fn).parameters)
             self.functions[role] = ti.func(fn)
             self.functions[role].__name__ = fn.__name__
-            return fn
+            return self.functions[role]  # (other model functions may call it, as a Taichi function)
         return decorate
 
     def __getattr__(self, role):
@@ -97,19 +108,42 @@ class Model:
             return self._register(role)
         raise AttributeError(f"Model has no attribute '{role}'{did_you_mean(role, [*ROLES, 'derive'])}")
 
-    def derive(self, name: str, reduce: str | None = None):
+    def derive(self, name: str, reduce=None, gradients: bool = False):
         """Register a derived output field `name` computed from W (and params). With
-        reduce = "max", "min" or "sum" (sum times cell volume) it is also a column of
-        diagnostics.csv, reduced on the device every diagnostics step."""
-        if reduce not in (None, "max", "min", "sum"):
-            raise ModelError(f"derive('{name}'): reduce must be 'max', 'min' or 'sum', got {reduce!r}")
+        reduce = "max", "min", "sum" (sum times cell volume) or "rms" (root mean square over
+        the cells), or a tuple of them, it is also a column of diagnostics.csv per reduction,
+        reduced on the device every diagnostics step. With gradients=True the function takes
+        (W, grad, h, ...): grad the centred differences (W[i+1] - W[i-1]) / (2 dx_d), by name
+        (grad.rho a 3-vector, grad.vel the 3 x 3 matrix d vel_i / dx_j; zero along axes the grid
+        lacks), h the least cell width (div B, vorticity, current density)."""
+        hows = () if reduce is None else (reduce,) if isinstance(reduce, str) else tuple(reduce)
+        bad = [how for how in hows if how not in REDUCTIONS]
+        if bad or len(set(hows)) != len(hows):
+            raise ModelError(f"derive('{name}'): reduce must be one of {', '.join(map(repr, REDUCTIONS))} or a "
+                             f"tuple of different ones, got {reduce!r}")
 
         def decorate(fn):
             self.signatures[f"derived:{name}"] = list(inspect.signature(fn).parameters)
             self.derived[name] = ti.func(fn)
-            if reduce:
-                self.reductions[name] = reduce
-            return fn
+            if gradients:
+                self.gradient_fields.add(name)
+            if hows:
+                self.reductions[name] = hows
+            return self.derived[name]
+        return decorate
+
+    def riemann_solver(self, name: str, doc: str = ""):
+        """Register a Riemann solver this model provides: fn(WL, WR, params...) -> the flux
+        model.U(...) through the face (normal frame, face normal = local x). A case selects it
+        as `riemann = "name"` like the solvers of the numerics (registry.py)."""
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise ModelError(f"riemann_solver({name!r}): the name must be an identifier")
+
+        def decorate(fn):
+            self.signatures[f"solver:{name}"] = list(inspect.signature(fn).parameters)
+            self.solvers[name] = ti.func(fn)
+            self.solver_docs[name] = doc or (fn.__doc__ or "").strip().split("\n")[0]
+            return self.solvers[name]
         return decorate
 
     def material(self, fn):
@@ -125,6 +159,14 @@ class Model:
         self.setup["shock_state"] = fn
         return fn
 
+    def linear_waves(self, fn):
+        """Plain-Python hook: (state, params) -> {wave name: (perturbation, phase speed)}: right
+        eigenvectors of the primitive system along x, for `linear_wave` perturbations. state and
+        each perturbation are dicts of primitives whose 3-vectors are in the wave frame (x' the
+        wave normal); variables left out of a perturbation are not perturbed."""
+        self.setup["linear_waves"] = fn
+        return fn
+
     # --- parameters ------------------------------------------------------------------------
     def resolve_params(self, overrides: dict, where: str) -> dict:
         values = dict(self.params)
@@ -135,10 +177,13 @@ class Model:
             values[key] = float(value)
         return values
 
-    @staticmethod
-    def leading_args(role: str) -> tuple:
+    def leading_args(self, role: str) -> tuple:
         """The state arguments a function of this role takes before parameters."""
-        return ("W",) if role.startswith(("derived:", "global:")) else ROLES[role]
+        if role.startswith("derived:"):
+            return ("W", "grad", "h") if role.split(":", 1)[1] in self.gradient_fields else ("W",)
+        if role.startswith("solver:"):
+            return ("WL", "WR")
+        return ("W",) if role.startswith("global:") else ROLES[role]
 
     def extra_args(self, role: str) -> list[str]:
         """Names of the parameters/globals a registered function takes after its states."""
@@ -197,7 +242,7 @@ class Model:
         def decorate(fn):
             self.signatures[f"global:{name}"] = list(inspect.signature(fn).parameters)
             self.functions[f"global:{name}"] = ti.func(fn)
-            return fn
+            return self.functions[f"global:{name}"]
         return decorate
 
     def sample_state(self) -> list[float]:
@@ -267,4 +312,5 @@ def load_model(name: str, search_dirs=(), base_dir=None) -> Model:
         raise ModelError(f"{path}: defines no `model = Model(...)`")
     model.source_file = str(path)
     model.validate()
+    registry.register_model_solvers(model)
     return model

@@ -17,6 +17,11 @@ the Gauss-Legendre average of U = to_conserved(W(x)) over each cell (every regio
 or sharp, and every perturbation sampled at the nodes) and stores W = to_primitive(<U>).
 A point value differs from the average by O(h^2), which caps a fifth-order finite-volume
 scheme at second order on smooth data (docs/numerics.md).
+
+Every step is a ti.func (w, x, table) -> w. `table` is the one ndarray of per-mode rows the
+kernel takes when a perturbation needs more data than constants can carry (a turbulence
+field's modes), else None: a case without such a perturbation compiles the kernel it always
+did, with no argument more.
 """
 import math
 from typing import Callable, NamedTuple
@@ -24,7 +29,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 import taichi as ti
 
-from ..initial import _offsets, state_vector
+from ..initial import _offsets, state_vector, velocity_slots, wave_terms
+from ..turbulence import draw_modes
 
 __all__ = ["make_initial_fill", "CellAverage", "MAX_BLOCK_CELLS"]
 
@@ -55,31 +61,71 @@ def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper,
     background = state_vector(initial["background"], primitive_layout)
     steps = [_region_step(region, initial["background"], primitive_layout, dim)
              for region in initial.get("regions", ())]
-    steps += _perturbation_steps(initial, _offsets(primitive_layout), params or {}, dim)
+    tables = ModeTables()
+    setup = _Setup(_offsets(primitive_layout), initial, params or {}, dim, lower, upper, tables)
+    steps += _perturbation_steps(initial, setup)
     cell_center = _cell_center_func(grid_cells, lower, upper, block_offset)
     background_state = _constant_vector(background)
 
     @ti.func
-    def state_at(x):
+    def state_at(x, table: ti.template()):
         w = background_state()
         for step in ti.static(steps):
-            w = step(w, x)
+            w = step(w, x, table)
         return w
 
     cell_state = state_at
     if average is not None:
         cell_state = _cell_average_func(state_at, average, grid_cells, lower, upper)
-
-    @ti.kernel
-    def fill_block(W: ti.template()):
-        for I in ti.grouped(ti.ndrange(*block_cells)):
-            W[I] = ti.cast(cell_state(cell_center(I)), dtype)
+    fill_block = _fill_kernel(cell_state, cell_center, block_cells, dtype, tables.array())
 
     def fill(W):
         _check_field(W, len(background), dtype, block_cells)
         fill_block(W)
 
     return fill
+
+
+class ModeTables:
+    """Per-mode rows that perturbations read at run time (a turbulence field's thousands of
+    modes are too many to compile in as constants), stacked into the one float64 array that the
+    fill kernel takes as an ndarray argument; each perturbation reads its own rows."""
+
+    def __init__(self):
+        self._tables = []
+        self.rows = 0
+
+    def add(self, table: np.ndarray) -> int:
+        """Append the rows of `table`; returns the index of the first."""
+        if self._tables and table.shape[1] != self._tables[0].shape[1]:
+            raise ValueError(f"mode tables have {self._tables[0].shape[1]} columns, got {table.shape[1]}")
+        start = self.rows
+        self._tables.append(np.asarray(table, dtype=np.float64))
+        self.rows += len(table)
+        return start
+
+    def array(self):
+        """All rows as one C-contiguous float64 array, or None when no perturbation has any."""
+        return np.ascontiguousarray(np.vstack(self._tables)) if self._tables else None
+
+
+def _fill_kernel(cell_state, cell_center, block_cells, dtype, table):
+    """fill_block(W): the kernel that writes the block's states. With mode tables it takes them
+    as an ndarray argument; without, it is the kernel it always was (no argument more)."""
+    if table is None:
+        @ti.kernel
+        def fill_block(W: ti.template()):
+            for I in ti.grouped(ti.ndrange(*block_cells)):
+                W[I] = ti.cast(cell_state(cell_center(I), None), dtype)
+
+        return fill_block
+
+    @ti.kernel
+    def fill_block_with_modes(W: ti.template(), modes: ti.types.ndarray(dtype=ti.f64, ndim=2)):
+        for I in ti.grouped(ti.ndrange(*block_cells)):
+            W[I] = ti.cast(cell_state(cell_center(I), modes), dtype)
+
+    return lambda W: fill_block_with_modes(W, table)
 
 
 def _block_extent(grid_cells, block_offset, block_cells):
@@ -147,7 +193,7 @@ def _cell_center_func(grid_cells, lower, upper, block_offset):
 
 
 def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper):
-    """ti.func x -> to_primitive of the Gauss-Legendre average of to_conserved(state_at) over
+    """ti.func (x, table) -> to_primitive of the Gauss-Legendre average of to_conserved(state_at) over
     the cell centred at x: points^dim nodes, one run-time loop over them (an unrolled loop
     of 125 copies of every region and perturbation compiles for minutes)."""
     dim = len(grid_cells)
@@ -166,7 +212,7 @@ def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper)
         return node, weight
 
     @ti.func
-    def cell_average(x):
+    def cell_average(x, table: ti.template()):
         total = ti.Vector.zero(ti.f64, n_conserved)
         for q in range(points ** dim):
             y = x
@@ -177,7 +223,7 @@ def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper)
                 rest //= points
                 y[d] = x[d] + ti.f64(half_width[d]) * node
                 w *= weight
-            total += w * to_conserved(state_at(y))
+            total += w * to_conserved(state_at(y, table))
         return to_primitive(total)
 
     return cell_average
@@ -290,7 +336,7 @@ def _region_step(region, background_table, primitive_layout, dim: int):
     weight = _weight_func(region, dim)
 
     @ti.func
-    def blend(w, x):
+    def blend(w, x, table: ti.template()):
         s = weight(x)
         return (ti.f64(1.0) - s) * w + s * inside()
 
@@ -299,17 +345,33 @@ def _region_step(region, background_table, primitive_layout, dim: int):
 
 # --- perturbations (initial.PERTURB), validated on the host with the same messages ----------
 
-def _perturbation_steps(initial, offsets: dict, params: dict, dim: int) -> list:
+class _Setup(NamedTuple):
+    """What a perturbation's step is built from: flat indices of the primitive variables,
+    the [initial] table, the model's parameters, the grid's dimension and box, and the mode
+    tables that steps reading per-mode data at run time add their rows to."""
+    offsets: dict
+    initial: dict
+    params: dict
+    dim: int
+    lower: tuple
+    upper: tuple
+    tables: ModeTables
+
+
+def _perturbation_steps(initial, setup: _Setup) -> list:
+    """ti.func (w, x, table) -> w per perturbation, in order; `table` is the fill's ndarray of
+    mode rows (None when no perturbation has any)."""
     steps = []
     for n, perturbation in enumerate(initial.get("perturbations", ())):
         where = f"[[initial.perturbations]] #{n + 1}"
-        steps.append(_PERTURBATION[perturbation["kind"]](perturbation, offsets, initial, params, dim, where))
+        steps.append(_PERTURBATION[perturbation["kind"]](perturbation, setup, where))
     return steps
 
 
-def _sine_step(p, offsets, initial, params, dim, where):
+def _sine_step(p, setup: _Setup, where):
     """ti.func w, x: w[variable] += amplitude sin(k . x + phase), times a region's weight
     when one is named."""
+    offsets, initial, dim = setup.offsets, setup.initial, setup.dim
     if p["variable"] not in offsets:
         raise ValueError(f"{where}: unknown variable '{p['variable']}'; choose from {sorted(offsets)}")
     weight = None
@@ -323,7 +385,7 @@ def _sine_step(p, offsets, initial, params, dim, where):
     phase, amplitude, slot = float(p["phase"]), float(p["amplitude"]), offsets[p["variable"]]
 
     @ti.func
-    def perturb(w, x):
+    def perturb(w, x, table: ti.template()):
         argument = ti.f64(0.0)
         for d in ti.static(range(len(wavenumber))):
             argument += ti.f64(wavenumber[d]) * x[d]
@@ -336,9 +398,10 @@ def _sine_step(p, offsets, initial, params, dim, where):
     return perturb
 
 
-def _isentropic_vortex_step(p, offsets, initial, params, dim, where):
+def _isentropic_vortex_step(p, setup: _Setup, where):
     """ti.func w, x: Shu's isentropic vortex superposed on the state, as the numpy code does
     it (same constants, same order of operations)."""
+    offsets, params = setup.offsets, setup.params
     missing = [k for k in ("rho", "vel_x", "vel_y", "p") if k not in offsets] + (
         [] if "gamma" in params else ["parameter gamma"])
     if missing:
@@ -351,7 +414,7 @@ def _isentropic_vortex_step(p, offsets, initial, params, dim, where):
     rho, vx, vy, pressure = offsets["rho"], offsets["vel_x"], offsets["vel_y"], offsets["p"]
 
     @ti.func
-    def perturb(w, x):
+    def perturb(w, x, table: ti.template()):
         dx, dy = x[0] - ti.f64(cx), x[1] - ti.f64(cy)
         bump = ti.exp(ti.f64(0.5) * (ti.f64(1.0) - dx * dx - dy * dy))
         entropy = w[pressure] / w[rho] ** ti.f64(gamma)
@@ -366,4 +429,52 @@ def _isentropic_vortex_step(p, offsets, initial, params, dim, where):
     return perturb
 
 
-_PERTURBATION = {"sine": _sine_step, "isentropic_vortex": _isentropic_vortex_step}
+def _turbulence_step(p, setup: _Setup, where):
+    """ti.func w, x: w[velocity] += sum_m a_m cos(k_m . x) + b_m sin(k_m . x), the modes drawn on
+    the host (turbulence.draw_modes) and read from the fill's table, rows start..start+count
+    (k, a, b): a run-time loop, so thousands of modes compile as fast as one."""
+    dim = setup.dim
+    slots = velocity_slots(p, setup.offsets, dim, where)
+    table = draw_modes(p, dim, setup.lower, setup.upper, where).table()
+    start = setup.tables.add(table)
+    stop = start + len(table)
+
+    @ti.func
+    def perturb(w, x, modes: ti.template()):
+        v = ti.Vector.zero(ti.f64, dim)
+        for m in range(start, stop):
+            argument = ti.f64(0.0)
+            for d in ti.static(range(dim)):
+                argument += modes[m, d] * x[d]
+            cosine, sine = ti.cos(argument), ti.sin(argument)
+            for d in ti.static(range(dim)):
+                v[d] += modes[m, 3 + d] * cosine + modes[m, 6 + d] * sine
+        for d in ti.static(range(dim)):
+            w[slots[d]] += v[d]
+        return w
+
+    return perturb
+
+
+def _linear_wave_step(p, setup: _Setup, where):
+    """ti.func w, x: w += amplitude R_W cos(k . x + phase), R_W the model's eigenvector in the
+    lab frame (resolved on the host by run.states), its nonzero components as constants."""
+    terms = wave_terms(p, setup.offsets, where)
+    wavenumber = [float(k) for k in p["wavenumber"][:setup.dim]]
+    phase = float(p["phase"])
+
+    @ti.func
+    def perturb(w, x, table: ti.template()):
+        argument = ti.f64(0.0)
+        for d in ti.static(range(len(wavenumber))):
+            argument += ti.f64(wavenumber[d]) * x[d]
+        wave = ti.cos(argument + ti.f64(phase))
+        for t in ti.static(range(len(terms))):
+            w[terms[t][0]] += ti.f64(terms[t][1]) * wave
+        return w
+
+    return perturb
+
+
+_PERTURBATION = {"sine": _sine_step, "isentropic_vortex": _isentropic_vortex_step, "turbulence": _turbulence_step,
+                 "linear_wave": _linear_wave_step}

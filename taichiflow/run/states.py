@@ -1,15 +1,19 @@
-"""The model-dependent half of a case's states: materials, shocks, inflow from regions.
+"""The model-dependent half of a case's states: materials, shocks, inflow from regions,
+the model's part of perturbations.
 
 A case names materials (`material = "water"`), asks for a shock by its pressure
-(`shock_pressure` on a half-space region) or an inflow equal to a region's state
-(`{region = 0}`); this module turns those into full primitive states with the model's
-plain-Python set-up hooks, then validates them against the model's layout.
+(`shock_pressure` on a half-space region), an inflow equal to a region's state
+(`{region = 0}`), or a perturbation that needs the model (a linear wave's eigenvector, the
+velocity a turbulence field adds to); this module turns those into full primitive states and
+resolved perturbations with the model's plain-Python set-up hooks and roles, then validates
+them against the model's layout.
 """
 from __future__ import annotations
 
 import math
 
 from ..case import CaseError, suggest, validate_state
+from ..waves import linear_wave_eigenvector
 
 
 def _expand_material(table: dict, case: dict, model, params: dict, where: str) -> dict:
@@ -45,7 +49,9 @@ def resolve_states(case: dict, model, params: dict) -> tuple[dict, dict, float |
             region["state"], region_jump = _shocked(region, {**background, **state}, model, params, at)
             jump = jump if jump is not None else region_jump
         regions.append(region)
-    initial.update(background=background, regions=regions)
+    perturbations = [_resolved_perturbation(p, background, model, params, f"{where}: [initial] perturbations.{n}")
+                     for n, p in enumerate(initial.get("perturbations", ()))]
+    initial.update(background=background, regions=regions, perturbations=perturbations)
 
     inflow = {}
     for face, table in case["boundary"].get("inflow", {}).items():
@@ -73,3 +79,19 @@ def _shocked(region: dict, pre: dict, model, params: dict, where: str):
     direction = [-n / length for n in region["normal"]]
     post = model.setup["shock_state"](dict(pre), p_post, direction, params)
     return post, p_post - pre["p"]
+
+
+def _resolved_perturbation(p: dict, background: dict, model, params: dict, where: str) -> dict:
+    """A copy of perturbation p with what the fill needs from the model: a turbulence field's
+    velocity variable (`_velocity`), a linear wave's lab-frame eigenvector at the background
+    state and its phase speed (`_eigenvector`, `_speed`). Keys with a leading underscore are
+    never written to a saved case."""
+    if p["kind"] == "turbulence":
+        if not model.velocity:
+            raise CaseError(f"{where}: turbulence needs a model with a velocity (Model(velocity=...)); "
+                            f"model '{model.name}' has none")
+        return {**p, "_velocity": model.velocity}
+    if p["kind"] == "linear_wave":
+        eigenvector, speed = linear_wave_eigenvector(p, background, model, params, where)
+        return {**p, "_eigenvector": eigenvector, "_speed": speed}
+    return dict(p)
