@@ -146,9 +146,39 @@ class BoundModel:
     def source(self, u, w, x, t):
         return self.U.flatten(self._call("source", self.U.view(u), self.W.view(w), x, t), self._where("source"))
 
-    def derived(self, name, w):
-        """A derived field of W: it may read parameters and the model's globals alike."""
-        return self.model.derived[name](self.W.view(w), *self._extra_args(f"derived:{name}"))
+    def derived(self, name, w, grad=None, h=None):
+        """A derived field of W: it may read parameters and the model's globals alike. A field
+        of gradients also takes grad (Layout.gradient_view of the centred differences of W
+        along each axis: grad.rho a 3-vector, grad.B the 3 x 3 matrix dB_i/dx_j) and h (the
+        least cell width)."""
+        args = (self.W.view(w),)
+        if name in self.model.gradient_fields:
+            args += (self.W.gradient_view(grad), h)
+        return self.model.derived[name](*args, *self._extra_args(f"derived:{name}"))
+
+    def face_states(self, wl, wr):
+        """The model's face pair (e.g. GLM's B_n and psi from their own 2x2 problem) that every
+        Riemann solver then takes; (wl, wr) where the model has no face_states."""
+        if "face_states" not in self.model.functions:
+            return wl, wr
+        pair = self._call("face_states", self.W.view(wl), self.W.view(wr))
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise ModelError(f"{self._where('face_states')}: must return a tuple (WL, WR) of model.W(...)")
+        return self.W.flatten(pair[0], self._where("face_states")), self.W.flatten(pair[1], self._where("face_states"))
+
+    def after_step(self, u, dt, h):
+        """U after a step of dt: the model's split source (e.g. GLM's damping of psi)."""
+        return self.U.flatten(self._call("after_step", self.U.view(u), dt, h), self._where("after_step"))
+
+    def splitting_speeds(self, w):
+        """Per conserved component, the speed with which flux splitting separates it."""
+        return self.U.flatten(self._call("splitting_speeds", self.W.view(w)), self._where("splitting_speeds"))
+
+    def solver_flux(self, name, wl, wr):
+        """The flux of the Riemann solver `name` the model provides (normal frame)."""
+        role = f"solver:{name}"
+        flux = self.model.solvers[name](self.W.view(wl), self.W.view(wr), *self._extra_args(role))
+        return self.U.flatten(flux, self._where(name))
 
     def global_value(self, name, w):
         return self._call(f"global:{name}", self.W.view(w))

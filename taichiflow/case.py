@@ -464,9 +464,29 @@ SHAPES = {
 
 Materials.entry = Table({"gamma": Key(Float(gt=1)), "pc": Key(Float(ge=0), 0.0)})
 
+def _check_turbulence(p, at):
+    if p["n_max"] < p["n_min"]:
+        raise (at / "n_max").error(f"must be >= n_min, got n_max = {p['n_max']} < n_min = {p['n_min']}")
+    if at.ctx.dim == 1 and p["solenoidal_fraction"] == 1.0:
+        raise (at / "solenoidal_fraction").error("1 leaves no velocity on a 1D grid (a field along x alone is "
+                                                 "compressive); choose a value below 1")
+
+
+def _check_wave_vector(p, at):
+    """A linear wave's k lies along the grid's axes (the eigenvector is taken along k) and is nonzero."""
+    dim = at.ctx.dim
+    k = p["wavenumber"]
+    if not any(k[:dim]) or any(k[dim:]):
+        axes = ", ".join(AXES[:dim])
+        raise (at / "wavenumber").error(f"must be nonzero along the grid's axes ({axes}) and zero along the "
+                                        f"others, got {show(k)}")
+
+
+PERTURBATION_KINDS = ("sine", "isentropic_vortex", "turbulence", "linear_wave")
+
 PERTURBATIONS = {
     "sine": Table({
-        "kind": Key(Choice("sine", "isentropic_vortex")),
+        "kind": Key(Choice(*PERTURBATION_KINDS)),
         "variable": Key(Str(nonempty=True)),
         "amplitude": Key(Float()),
         "wavenumber": Key(ShapeVector()),
@@ -474,10 +494,28 @@ PERTURBATIONS = {
         "region": Key(Int(ge=0), OMIT),
     }),
     "isentropic_vortex": Table({
-        "kind": Key(Choice("sine", "isentropic_vortex")),
+        "kind": Key(Choice(*PERTURBATION_KINDS)),
         "center": Key(ShapeVector()),
         "strength": Key(Float()),
     }),
+    # A Gaussian random velocity field with E(k) ~ k^-slope on n_min <= |n| <= n_max (turbulence.py).
+    "turbulence": Table({
+        "kind": Key(Choice(*PERTURBATION_KINDS)),
+        "rms_velocity": Key(Float(gt=0)),
+        "n_min": Key(Int(ge=1), 1),
+        "n_max": Key(Int(ge=1)),
+        "slope": Key(Float(), 2.0),
+        "solenoidal_fraction": Key(Float(ge=0, le=1), 0.5),
+        "seed": Key(Int(ge=0), 0),
+    }, post=_check_turbulence),
+    # An eigenmode of the model along a wave vector (waves.py; the model's linear_waves hook).
+    "linear_wave": Table({
+        "kind": Key(Choice(*PERTURBATION_KINDS)),
+        "wave": Key(Str(nonempty=True)),
+        "amplitude": Key(Float()),
+        "wavenumber": Key(ShapeVector()),
+        "phase": Key(Float(), 0.0),
+    }, post=_check_wave_vector),
 }
 
 # Section order matters: [grid] fixes the dimension used by [boundary] and [initial].
@@ -624,7 +662,26 @@ def load_case(path, overrides=()) -> dict:
     ctx = _Context(file=file, stem=Path(path).stem)
     for text in [overrides] if isinstance(overrides, str) else overrides:
         ctx.overrides[_apply_override(raw, text)] = text
+    _declare_model_solvers(raw, Path(path))
     return {"_source": file, **SCHEMA.check(raw, _Loc(ctx))}
+
+
+def _declare_model_solvers(raw: dict, path: Path) -> None:
+    """Where [scheme] names a Riemann solver the registry does not know, load the case's model
+    first: a model may provide its own (Model.riemann_solver, registered as it loads), which the
+    schema then accepts. A model that fails to load is left for the run to report."""
+    scheme = raw.get("scheme") if isinstance(raw.get("scheme"), dict) else {}
+    retry = scheme.get("retry") if isinstance(scheme.get("retry"), dict) else {}
+    names = [t.get("riemann") for t in (scheme, retry)]
+    model = raw.get("model", {}).get("name") if isinstance(raw.get("model"), dict) else None
+    if not isinstance(model, str) or all(not isinstance(n, str) or n in registry.riemann_solvers for n in names):
+        return
+    from .model import load_model  # (imports Taichi: only for such a case)
+    folder = path.resolve().parent
+    try:
+        load_model(model, [folder.parent / "models"], base_dir=folder)
+    except Exception:  # noqa: BLE001  (the run reports why the model does not load)
+        pass
 
 
 def _parse_value(text: str):

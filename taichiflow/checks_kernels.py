@@ -251,6 +251,42 @@ class KernelChecks:
         rotation()
         return ref.to_numpy(), turned.to_numpy(), s_ref.to_numpy(), s_turned.to_numpy()
 
+    def face_resolved(self) -> list[int]:
+        """The conserved components that the model's face_states makes one value on both
+        sides of a face (GLM: B_n and psi), for the first two distinct samples: the Riemann
+        solvers never see their jumps, so the signal speeds need not bound their waves."""
+        if "face_states" not in self.model.functions or self.n < 2:
+            return []
+        phys, Wn = self.phys, self.Wn
+        sides = ti.Vector.field(phys.U.n, ti.f64, shape=2)
+
+        @ti.kernel
+        def pair():
+            left, right = phys.face_states(Wn[0], Wn[3])  # (samples 0 and 1, normal frame of x)
+            sides[0] = phys.cons(left)
+            sides[1] = phys.cons(right)
+
+        pair()
+        u = sides.to_numpy()
+        return [k for k in range(phys.U.n) if u[0, k] == u[1, k]]
+
+    def changed_after_step(self) -> list[int]:
+        """The conserved components the model's after_step changes (a split source such as
+        GLM's damping of psi) for the samples, dt = 0.1 and h = 1: not conserved by a step."""
+        if "after_step" not in self.model.functions:
+            return []
+        phys, W = self.phys, self.W
+        change = ti.Vector.field(phys.U.n, ti.f64, shape=self.n)
+
+        @ti.kernel
+        def split():
+            for i in range(W.shape[0]):
+                u = phys.cons(W[i])
+                change[i] = ti.abs(phys.after_step(u, 0.1, 1.0) - u)
+
+        split()
+        return [int(k) for k in np.flatnonzero(change.to_numpy().max(axis=0) > 0.0)]
+
     def typical_conserved(self) -> float:
         """The mean |U| component over the normal-frame samples (once physical() has filled
         U), 1 if that is 0: the size of the state where a sample's own size is 0."""

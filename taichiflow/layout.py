@@ -96,6 +96,19 @@ class Layout:
                 members[name] = ti.Vector([component(flat, off + c) for c in range(3)])
         return Struct(members)
 
+    def gradient_view(self, grads):
+        """Named view of the gradient of a flat vector, from its derivatives along x, y, z
+        (three flat vector expressions): a scalar's gradient as a 3-vector, a 3-vector's as
+        the 3 x 3 matrix [i, j] = d(component i)/dx_j (div B = trace, curl from its entries)."""
+        members = {}
+        for name in self.names:
+            off = self.offsets[name]
+            if self.sizes[name] == 1:
+                members[name] = ti.Vector([component(grads[d], off) for d in range(3)])
+            else:
+                members[name] = ti.Matrix([[component(grads[d], off + i) for d in range(3)] for i in range(3)])
+        return Struct(members)
+
     def flatten(self, state, where: str):
         """Flat vector of a named state; `where` names the model function for errors."""
         if not isinstance(state, Struct):

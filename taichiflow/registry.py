@@ -23,7 +23,8 @@ __all__ = ["BoundaryKindEntry", "Catalogue", "FINITE_DIFFERENCE", "FINITE_VOLUME
            "LimiterEntry", "MODEL_ROLES", "MethodEntry", "methods",
            "ReconstructionEntry", "RiemannSolverEntry", "VariablesEntry", "WaveSpeedsEntry",
            "boundary_kinds", "integrators", "is_diffusive", "limiters", "reconstructed_variables",
-           "reconstructions", "register_integrator", "register_limiter", "register_reconstruction",
+           "reconstructions", "register_integrator", "register_limiter", "register_model_solvers",
+           "register_reconstruction",
            "register_riemann_solver", "resolve", "riemann_solvers", "wave_speeds"]
 
 Target = Union[str, Callable]  # "package.module:attribute", or the object itself
@@ -118,6 +119,7 @@ class RiemannSolverEntry:
     options: tuple[str, ...] = ()             # [scheme] keys it reads
     diffusive: bool = False                   # a robust choice, suggested when a run fails
     doc: str = ""
+    provided_by: str | None = None            # the model that provides it (Model.riemann_solver), else None
 
     def load(self) -> Callable:
         return resolve(self.factory)
@@ -229,6 +231,7 @@ _RECON = "taichiflow.numerics.reconstruction:"
 _RIEMANN = "taichiflow.numerics.riemann:"
 _VARIABLES = "taichiflow.numerics.variables:"
 _INTEGRATORS = "taichiflow.numerics.integrators:"
+_MODEL_SOLVER = "taichiflow.numerics.riemann:make_model_solver"
 
 reconstructions = Catalogue("reconstruction", [
     ReconstructionEntry("first_order", _RECON + "make_first_order", reach=1, diffusive=True,
@@ -349,6 +352,21 @@ def register_riemann_solver(name: str, factory: Target, needs_hooks=(), needs_ro
     return riemann_solvers.add(RiemannSolverEntry(name, factory, _names(needs_hooks, "needs_hooks"),
                                                   _roles(needs_roles), _names(options, "options"),
                                                   bool(diffusive), doc), replace)
+
+
+def register_model_solvers(model) -> None:
+    """Make the Riemann solvers a model provides (Model.riemann_solver) choices of
+    [scheme] riemann, each provided_by the model (requirements.py refuses it for any other
+    model). A loaded model file replaces what an earlier load of a model registered under
+    that name; a name the numerics own is refused."""
+    from .errors import ModelError
+    for name, doc in model.solver_docs.items():
+        if name in riemann_solvers and riemann_solvers.get(name).provided_by is None:
+            raise ModelError(f"{model.source_file}: riemann_solver('{name}'): '{name}' is a Riemann solver of the "
+                             f"numerics; give the model's own another name")
+        entry = RiemannSolverEntry(name, _MODEL_SOLVER, doc=doc or f"provided by model '{model.name}'",
+                                   provided_by=model.name)
+        riemann_solvers.add(entry, replace=True)
 
 
 def register_reconstruction(name: str, factory: Target, reach: int, options=(), needs_model: bool = False,

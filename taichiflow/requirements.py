@@ -29,6 +29,8 @@ def missing_hooks(model, scheme) -> list[str]:
     (Batten's contact speed) and hllc_star; a solver that reads wave_speeds also the hooks
     of the estimate (einfeldt: roe_speeds)."""
     solver = registry.riemann_solvers.get(scheme.get("riemann", "hllc"))
+    if solver.provided_by is not None and solver.name not in model.solvers:
+        return [f"its own Riemann solver '{solver.name}' (model '{solver.provided_by}' provides one)"]
     hooks = list(solver.needs_hooks)
     if "wave_speeds" in solver.options:
         hooks += registry.wave_speeds.get(scheme.get("wave_speeds", "davis")).needs_hooks

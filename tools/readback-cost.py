@@ -31,7 +31,7 @@ def main():
     args = parser.parse_args()
     for model, precision in [("euler", "f32"), ("two_phase", "f32"), ("euler", "f64")]:
         sim = Simulation(benchmark_case(model, cells=args.cells, arch=args.arch, precision=precision))
-        set_smooth_wave(sim.solver, sim.model.primitive)
+        set_smooth_wave(sim.solver, sim.model.primitive, sim.model.velocity)
         sim.advance(1.0, max_steps=4)
         solver, steps = sim.solver, 20
 

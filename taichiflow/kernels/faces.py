@@ -62,6 +62,7 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
     normal = ctx.to_normal_W[axis]
     to_global = ctx.to_global_F[axis]
+    face_pair = "face_states" in phys.model.functions
 
     def cells_at(index, start, count):
         return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
@@ -84,6 +85,8 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
             if not phys.admissible(right):
                 right = permute(W[with_axis(index, axis, i + 1, dim)], normal)
                 replaced += 1
+        if ti.static(face_pair):  # the model's own pair of face states (GLM's B_n and psi)
+            left, right = phys.face_states(left, right)
         return permute(riemann(left, right, dt_dx), to_global), replaced
 
     @ti.func

@@ -49,3 +49,18 @@ def array_vector(array, J, dim: int, n: int):
 
 def numpy_dtype(dtype):
     return np.float32 if dtype == ti.f32 else np.float64
+
+
+def centred_gradients(W, I, dx, n: int, dtype):
+    """Per axis of a 3D frame, (W[I + e_d] - W[I - e_d]) / (2 dx_d) (W with at least one ghost
+    layer, current), zeros on the axes the grid lacks: the grad of derived fields."""
+    dim = len(dx)
+    grads = []
+    for d in range(3):
+        if d < dim:
+            above = impl.subscript(None, W, with_axis(I, d, component(I, d) + 1, dim))
+            below = impl.subscript(None, W, with_axis(I, d, component(I, d) - 1, dim))
+            grads.append((above - below) * (0.5 / dx[d]))
+        else:
+            grads.append(ti.Vector.zero(dtype, n))
+    return grads

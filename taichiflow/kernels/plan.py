@@ -76,12 +76,13 @@ class StageFlags(NamedTuple):
     use_u0: bool    # U = c0 U0 + ... (SSP stages)
     save_u0: bool   # U0 = U before the first stage's update (the last good state)
     store_r: bool   # R stored: by every sweep but the last, and there only when the next stage reads it
+    ends_step: bool  # the step's last update of U: the model's after_step (a split source) follows it
 
     def bits(self) -> int:
         return sum(1 << k for k, on in enumerate(self) if on)
 
 
-READ_R, USE_U0, SAVE_U0, STORE_R = (1 << k for k in range(len(StageFlags._fields)))
+READ_R, USE_U0, SAVE_U0, STORE_R, ENDS_STEP = (1 << k for k in range(len(StageFlags._fields)))
 
 
 class SweepLaunch(NamedTuple):
@@ -155,7 +156,8 @@ class KernelPlan:
         stage = stages[s]
         return StageFlags(read_r=k > 0 or stage.a != 0.0, use_u0=last and stage.c0 != 0.0,
                           save_u0=last and s == 0 and self.keep_last_good,
-                          store_r=not last or stages[(s + 1) % len(stages)].a != 0.0)
+                          store_r=not last or stages[(s + 1) % len(stages)].a != 0.0,
+                          ends_step=last and s == len(stages) - 1)
 
     def compiled_flags(self, k: int) -> StageFlags:
         """The union of the k-th sweep's flags over the stages: what its one kernel compiles in."""

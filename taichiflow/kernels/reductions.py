@@ -12,10 +12,11 @@ Taichi's trees, which the generated code addresses (tests/kernel_fingerprints.py
 """
 import numpy as np
 import taichi as ti
+from taichi.lang import impl
 
 from ..layout import component, permute
 from .clock import HALT, RUNNING
-from .indexing import int64_max, int64_min, linear_index, with_axis0
+from .indexing import centred_gradients, int64_max, int64_min, linear_index, with_axis0
 from .ordered import (HIGHEST_KEY, LOWEST_KEY, NO_BAD_CELL, fill_keys, from_ordered_bits, ordered_bits,
                       ordered_value)
 
@@ -234,8 +235,9 @@ class Diagnostics:
         self.total_slots = ti.Vector.field(n_conserved, ti.f64, shape=REDUCTION_SLOTS)
         self.low_slots = ti.Vector.field(n_primitive, ti.i64, shape=REDUCTION_SLOTS)
         self.high_slots = ti.Vector.field(n_primitive, ti.i64, shape=REDUCTION_SLOTS)
-        # The model's reduced derived fields: max/min as ordered keys, sums in f64.
-        self.reduced = list(phys.model.reductions.items())
+        # The model's reduced derived fields, (field, how) for each reduction of each field:
+        # max/min as ordered keys, sums (and the squares of rms) in f64.
+        self.reduced = [(name, how) for name, hows in phys.model.reductions.items() for how in hows]
         width = max(len(self.reduced), 1)
         self.reduced_keys = ti.Vector.field(width, ti.i64, shape=())
         self.reduced_sums = ti.Vector.field(width, ti.f64, shape=())
@@ -254,15 +256,18 @@ class Diagnostics:
             names += [f"min_{c}", f"max_{c}"]
         return names + [f"{how}_{name}" for name, how in self.reduced]
 
-    def build(self, cells, U):
-        self._reduce, self._combine = _diagnostics_kernels(self, cells, U)
+    def build(self, cells, U, W, dx):
+        """The kernels; W (current, with ghost layers) serves the derived fields of gradients."""
+        self.cell_count = int(np.prod(cells))
+        self._reduce, self._combine = _diagnostics_kernels(self, cells, U, W, dx)
 
     def reduce(self, volume: float):
         """(f64 totals of U times the cell volume, min of W, max of W, {column: reduced field})."""
         self._reduce()
         self._combine()
         keys, sums = from_ordered_bits(self.reduced_keys.to_numpy()), self.reduced_sums.to_numpy()
-        derived = {f"{how}_{name}": float(sums[r] * volume if how == "sum" else keys[r])
+        finish = {"sum": lambda r: sums[r] * volume, "rms": lambda r: np.sqrt(sums[r] / self.cell_count)}
+        derived = {f"{how}_{name}": float(finish[how](r) if how in finish else keys[r])
                    for r, (name, how) in enumerate(self.reduced)}
         return (self.totals.to_numpy() * volume, from_ordered_bits(self.w_min.to_numpy()),
                 from_ordered_bits(self.w_max.to_numpy()), derived)
@@ -276,9 +281,10 @@ class Diagnostics:
         return row + list(derived.values())
 
 
-def _diagnostics_kernels(diag: Diagnostics, cells, U):
+def _diagnostics_kernels(diag: Diagnostics, cells, U, W, dx):
     """(reduce into the slots, combine the slots into the results)."""
     phys, dim = diag.phys, len(cells)
+    gradient_fields, least_width, dtype = phys.model.gradient_fields, min(dx), phys.dtype
     n_conserved, n_primitive = phys.U.n, phys.W.n
     reduced = diag.reduced
     reduced_keys, reduced_sums = diag.reduced_keys, diag.reduced_sums
@@ -288,6 +294,14 @@ def _diagnostics_kernels(diag: Diagnostics, cells, U):
     slots, chunk = REDUCTION_SLOTS, REDUCTION_CHUNK
     chunks = chunk_ranges(cells)
     chunk_shape = [b for _, b in chunks]
+
+    def derived_value(name, I, w):
+        """A reduced field's value at cell I (w = prim(U[I])); a field of gradients reads W
+        around it (compile-time Python: nothing here for models without such fields)."""
+        if name in gradient_fields:
+            return phys.derived(name, impl.subscript(None, W, I), centred_gradients(W, I, dx, n_primitive, dtype),
+                                least_width)
+        return phys.derived(name, w)
 
     @ti.func
     def key_identities():
@@ -324,9 +338,11 @@ def _diagnostics_kernels(diag: Diagnostics, cells, U):
                     low[k] = ti.min(low[k], key)
                     high[k] = ti.max(high[k], key)
                 for r in ti.static(range(len(reduced))):
-                    value = phys.derived(reduced[r][0], w)
+                    value = derived_value(reduced[r][0], with_axis0(chunk_index, i, dim), w)
                     if ti.static(reduced[r][1] == "sum"):
                         sums[r] += ti.cast(value, ti.f64)
+                    elif ti.static(reduced[r][1] == "rms"):
+                        sums[r] += ti.cast(value, ti.f64) * ti.cast(value, ti.f64)
                     elif ti.static(reduced[r][1] == "max"):
                         keys[r] = ti.max(keys[r], ordered_bits(value))
                     else:
@@ -338,7 +354,7 @@ def _diagnostics_kernels(diag: Diagnostics, cells, U):
                 ti.atomic_min(low_slots[slot][k], low[k])
                 ti.atomic_max(high_slots[slot][k], high[k])
             for r in ti.static(range(len(reduced))):
-                if ti.static(reduced[r][1] == "sum"):
+                if ti.static(reduced[r][1] in ("sum", "rms")):
                     ti.atomic_add(sum_slots[slot][r], sums[r])
             merge_keys(key_slots[slot], keys)
 
@@ -357,7 +373,7 @@ def _diagnostics_kernels(diag: Diagnostics, cells, U):
                 ti.atomic_min(w_min[None][k], low_slots[s][k])
                 ti.atomic_max(w_max[None][k], high_slots[s][k])
             for r in ti.static(range(len(reduced))):
-                if ti.static(reduced[r][1] == "sum"):
+                if ti.static(reduced[r][1] in ("sum", "rms")):
                     ti.atomic_add(reduced_sums[None][r], sum_slots[s][r])
             merge_keys(reduced_keys[None], key_slots[s])
             total_slots[s] = ti.Vector([0.0] * n_conserved, ti.f64)

@@ -131,9 +131,9 @@ class Solver:
                 U[I] = U0[I]
 
         self._restore_state = restore_state if U0 is not None else None
-        self.diagnostics.build(cells, self.U)
+        self.diagnostics.build(cells, self.U, self.W, self.dx)
         self.fallback_counter.build()
-        self.transfer = StateTransfer(phys, cells, self.dtype, self.U, self.W)
+        self.transfer = StateTransfer(phys, cells, self.dtype, self.U, self.W, self.dx)
 
     def _stage_sweeps(self, ctx, scheme: FaceScheme, per_cell: bool) -> list:
         """The sweeps of one stage, in launch order (the plan's walked axes)."""
@@ -218,7 +218,20 @@ class Solver:
 
     def reductions(self):
         """f64 totals of U (times cell volume), min/max of prim(U) and the model's reduced fields."""
+        self._gradients_ready()
         return self.diagnostics.reduce(self.cell_volume)
+
+    def diagnostic_values(self) -> list:
+        """One diagnostics row's reduced values (Diagnostics.values)."""
+        self._gradients_ready()
+        return self.diagnostics.values(self.cell_volume)
+
+    def _gradients_ready(self):
+        """The model's reduced fields of gradients read W with its ghost layers: computed here
+        first (before the first step only the fill's interior is there)."""
+        model = self.phys.model
+        if model.gradient_fields & set(model.reductions):
+            self.refresh_primitives()
 
     def take_repair_count(self) -> int:
         return self.step_check.take_repair_count()

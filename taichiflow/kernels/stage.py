@@ -2,6 +2,7 @@
 
     R = a R + dt (-dF/dx)            (every sweep; R stored unless it is the stage's last sweep)
     U = c0 U0 + c1 U + c2 R          (the stage's last sweep, with the model's source)
+    U = after_step(U, dt, h)         (the step's last update, where the model has one)
 
 as the stage's flags say (kernels/plan.py: StageFlags). Each flag is compiled in only where
 some stage uses it (the kernel's union of flags, a template) and tested at run time against
@@ -13,7 +14,7 @@ import taichi as ti
 
 from .faces import SweepContext
 from .indexing import cell_center
-from .plan import READ_R, SAVE_U0, STORE_R, USE_U0
+from .plan import ENDS_STEP, READ_R, SAVE_U0, STORE_R, USE_U0
 
 
 class StageUpdate(NamedTuple):
@@ -27,6 +28,8 @@ def make_stage_update(ctx: SweepContext, last: bool) -> StageUpdate:
     dtype, lower, dx = ctx.dtype, ctx.lower, ctx.dx
     n_conserved = phys.U.n
     has_source = "source" in phys.model.functions
+    has_after_step = "after_step" in phys.model.functions
+    least_width = min(ctx.dx)
     reads_u = last or len(phys.advected_indices) > 0  # (sources are added on the last axis)
 
     @ti.func
@@ -64,6 +67,9 @@ def make_stage_update(ctx: SweepContext, last: bool) -> StageUpdate:
             if ti.static(flags.save_u0):
                 if stage_bits & SAVE_U0:
                     U0[I] = u
+            if ti.static(has_after_step and flags.ends_step):  # the model's split source, once a step
+                if stage_bits & ENDS_STEP:
+                    u_new = phys.after_step(u_new, dt, least_width)
             U[I] = u_new
             if ti.static(flags.store_r):
                 if stage_bits & STORE_R:  # R the next stage never reads stays unwritten

@@ -5,7 +5,7 @@ import numpy as np
 import taichi as ti
 
 from ..layout import component
-from .indexing import array_vector, numpy_dtype, with_axis0
+from .indexing import array_vector, centred_gradients, numpy_dtype, with_axis0
 
 SLAB_BYTES = 1 << 28    # largest host array sent to or read from the device at once
 
@@ -13,8 +13,9 @@ SLAB_BYTES = 1 << 28    # largest host array sent to or read from the device at 
 class StateTransfer:
     """Reads and writes U and W (interior cells) and derived fields as numpy arrays."""
 
-    def __init__(self, phys, cells, dtype, U, W):
+    def __init__(self, phys, cells, dtype, U, W, dx=None):
         self.phys, self.cells, self.dtype = phys, tuple(cells), dtype
+        self.dx = tuple(dx) if dx is not None else (1.0,) * len(self.cells)
         self.U, self.W = U, W
         dim = len(self.cells)
         n_conserved, n_primitive = phys.U.n, phys.W.n
@@ -73,14 +74,21 @@ class StateTransfer:
         self._write_slabs(self._write_conserved_slab, u)
 
     def derived_array(self, name: str) -> np.ndarray:
-        """A model-derived field (e.g. Mach number) on the interior, from the current W."""
+        """A model-derived field (e.g. Mach number) on the interior, from the current W (with
+        its ghost layers, for the fields of gradients)."""
         if name not in self._derive:
-            phys, W, cells, dim = self.phys, self.W, self.cells, self._dim
+            phys, W, cells, dim, dx, dtype = self.phys, self.W, self.cells, self._dim, self.dx, self.dtype
+            gradients, least_width = name in phys.model.gradient_fields, min(dx)  # (min: Python's, not Taichi's)
 
             @ti.kernel
             def derive(rows: ti.types.ndarray(dtype=ti.types.vector(1, self.dtype), ndim=dim), start: int):
                 for J in ti.grouped(ti.ndrange(rows.shape[0], *cells[1:])):
-                    rows[J] = ti.Vector([phys.derived(name, W[with_axis0(J, component(J, 0) + start, dim)])])
+                    if ti.static(gradients):
+                        I = with_axis0(J, component(J, 0) + start, dim)
+                        grad = centred_gradients(W, I, dx, phys.W.n, dtype)
+                        rows[J] = ti.Vector([phys.derived(name, W[I], grad, least_width)])
+                    else:
+                        rows[J] = ti.Vector([phys.derived(name, W[with_axis0(J, component(J, 0) + start, dim)])])
 
             self._derive[name] = derive
         return self._read_slabs(self._derive[name], 1)[..., 0]

@@ -197,13 +197,33 @@ def make_musta(phys, scheme):
     return musta
 
 
+# --- solvers a model provides (Model.riemann_solver) -------------------------------------------
+def make_model_solver(phys, scheme):
+    """The Riemann solver `scheme["riemann"]` of the model itself (e.g. MHD's HLLD), called with
+    the face states in the normal frame like any solver here."""
+    name = scheme["riemann"]
+    if name not in phys.model.solvers:
+        raise ModelError(f"{phys.model.source_file}: [scheme] riemann = '{name}' is not a solver of model "
+                         f"'{phys.model.name}'")
+    if phys.augmented:
+        raise ModelError(f"{phys.model.source_file}: riemann_solver('{name}'): model '{phys.model.name}' advects "
+                         f"{', '.join(phys.model.advected)} non-conservatively, whose face velocity only the "
+                         f"numerics' solvers provide; use one of them")
+
+    @ti.func
+    def model_solver(wL, wR, dt_dx):
+        return phys.solver_flux(name, wL, wR)
+
+    return model_solver
+
+
 # --- the factory table ------------------------------------------------------------------------
 def make_riemann_solver(name: str, phys, scheme):
     """The registry's solver `name` for `scheme`, after checking that the model has the hooks
     and roles it needs (ModelError naming them otherwise)."""
     entry = registry.riemann_solvers.get(name)
     _require(phys, {**scheme, "riemann": name})
-    return entry.load()(phys, scheme)
+    return entry.load()(phys, {**scheme, "riemann": name})
 
 
 class _SolversByName(Mapping):

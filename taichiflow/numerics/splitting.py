@@ -47,6 +47,13 @@ class ComponentWise:
         return vector
 
     def speeds(self, stencil_w):
+        """The largest signal speed over the stencil; per conserved component where the model
+        gives its splitting_speeds (GLM: B_n and psi split exactly with the cleaning speed)."""
+        if "splitting_speeds" in self.phys.model.functions:
+            alpha = ti.abs(self.phys.splitting_speeds(stencil_w[0]))
+            for k in ti.static(range(1, len(stencil_w))):
+                alpha = ti.max(alpha, ti.abs(self.phys.splitting_speeds(stencil_w[k])))
+            return alpha
         alpha = 0.0
         for w in ti.static(stencil_w):
             smin, smax = self.phys.signal_speeds(w)

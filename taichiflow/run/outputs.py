@@ -77,7 +77,7 @@ class Outputs:
         self.pending_fallbacks = 0
         row = [sim.t, sim.step_count, sim.last_dt, fallbacks, self.retries, solver.take_repair_count()]
         self.retries = 0
-        row += solver.diagnostics.values(solver.cell_volume)
+        row += solver.diagnostic_values()
         if sim.shock_jump:
             row.append(row[self.diagnostics_columns().index(f"max_{sim.model.pressure}")] / sim.shock_jump)
         return row

@@ -1,0 +1,285 @@
+"""Ideal MHD with GLM divergence cleaning (Dedner et al. 2002), ideal gas (docs/physics.md 1.3).
+
+Heaviside-Lorentz units: the magnetic pressure is |B|^2 / 2 and E = p/(gamma - 1)
++ rho |v|^2 / 2 + |B|^2 / 2 (Gaussian-unit set-ups divide B by sqrt(4 pi)).
+
+Divergence cleaning, mixed GLM as AthenaPK does it: psi carries div B away at the cleaning
+speed ch, the largest signal speed |v_n| + c_f over the grid each step (a global value; with
+cfl * dx / dt, AthenaPK's choice, it is the same number on a grid of cubes), and is damped
+after each step, psi <- psi exp(-glm_alpha ch dt / h) (h the least cell width). At each face
+B_n and psi come from their own 2x2 problem (Mignone & Tzeferacos 2010, eq. 24), so every
+Riemann solver sees one B_n on both sides; the finite-difference method splits B_n and psi
+with ch, the rest with the local fast speed. glm_alpha = 0 keeps psi undamped; cleaning off
+altogether: ch_scale = 0 (psi and its flux stay zero, B_n's flux is zero).
+"""
+import math
+
+import taichi as ti
+
+from taichiflow import Model
+
+model = Model(
+    "mhd",
+    conserved={"rho": 1, "mom": 3, "E": 1, "B": 3, "psi": 1},
+    primitive={"rho": 1, "vel": 3, "p": 1, "B": 3, "psi": 1},
+    params={"gamma": 5.0 / 3.0, "glm_alpha": 0.1, "ch_scale": 1.0},
+    velocity="vel", density="rho", pressure="p",
+    positive=("rho", "p"),
+    globals={"ch": "max"},
+    sample={"rho": 1.0, "vel": [0.1, -0.2, 0.3], "p": 0.6, "B": [0.8, 0.5, -0.3], "psi": 0.0},
+    description="Ideal MHD, GLM divergence cleaning, Heaviside-Lorentz units",
+    exact_wave_speeds=True,   # u_n -/+ c_f are the extreme waves once the face pair resolves B_n, psi
+)
+
+
+@ti.func
+def fast_speed(W, gamma, axis):
+    """c_f along `axis`: sqrt((a^2 + b^2 + sqrt((a^2 + b^2)^2 - 4 a^2 b_n^2)) / 2)."""
+    inv_rho = 1.0 / W.rho
+    a2 = gamma * W.p * inv_rho
+    b2 = W.B.dot(W.B) * inv_rho
+    bn2 = W.B[axis] * W.B[axis] * inv_rho
+    total = a2 + b2
+    return ti.sqrt(0.5 * (total + ti.sqrt(ti.max(total * total - 4.0 * a2 * bn2, 0.0))))
+
+
+@model.to_primitive
+def to_primitive(U, gamma):
+    vel = U.mom * (1.0 / U.rho)
+    p = (gamma - 1.0) * (U.E - 0.5 * U.rho * vel.dot(vel) - 0.5 * U.B.dot(U.B))
+    return model.W(rho=U.rho, vel=vel, p=p, B=U.B, psi=U.psi)
+
+
+@model.to_conserved
+def to_conserved(W, gamma):
+    return model.U(rho=W.rho, mom=W.rho * W.vel,
+                   E=W.p * (1.0 / (gamma - 1.0)) + 0.5 * W.rho * W.vel.dot(W.vel) + 0.5 * W.B.dot(W.B),
+                   B=W.B, psi=W.psi)
+
+
+@model.flux
+def flux(W, U, ch):
+    un, bn = W.vel[0], W.B[0]
+    total_pressure = W.p + 0.5 * W.B.dot(W.B)
+    return model.U(rho=U.rho * un,
+                   mom=U.mom * un - bn * W.B + total_pressure * model.ex,
+                   E=(U.E + total_pressure) * un - bn * W.vel.dot(W.B),
+                   B=W.B * un - bn * W.vel + W.psi * model.ex,   # (the normal component: vn bn - bn vn + psi)
+                   psi=ch * ch * bn)
+
+
+@model.wave_speeds
+def wave_speeds(W, gamma):
+    cf = fast_speed(W, gamma, 0)
+    return ti.Vector([W.vel[0] - cf, W.vel[0] + cf])
+
+
+@model.global_value("ch")
+def cleaning_speed(W, gamma, ch_scale):
+    """The largest |v_d| + c_f along any axis: the cleaning speed is its maximum over the grid."""
+    fastest = 0.0
+    for d in ti.static(range(3)):
+        fastest = ti.max(fastest, ti.abs(W.vel[d]) + fast_speed(W, gamma, d))
+    return ch_scale * fastest
+
+
+@model.face_states
+def glm_face_states(WL, WR, ch):
+    """B_n and psi from the exact solution of their 2x2 system (speeds -ch, +ch) at the face."""
+    inv = ti.select(ch > 0.0, 0.5 / ch, 0.0)  # (no cleaning, ch = 0: the mean of the two sides)
+    bn = 0.5 * (WL.B[0] + WR.B[0]) - (WR.psi - WL.psi) * inv
+    psi = 0.5 * (WL.psi + WR.psi) - 0.5 * ch * (WR.B[0] - WL.B[0])
+    BL = ti.Vector([bn, WL.B[1], WL.B[2]])
+    BR = ti.Vector([bn, WR.B[1], WR.B[2]])
+    return (model.W(rho=WL.rho, vel=WL.vel, p=WL.p, B=BL, psi=psi),
+            model.W(rho=WR.rho, vel=WR.vel, p=WR.p, B=BR, psi=psi))
+
+
+@model.after_step
+def damp_psi(U, dt, h, ch, glm_alpha):
+    """Mixed GLM's parabolic part as a split step: psi *= exp(-glm_alpha ch dt / h)."""
+    return model.U(rho=U.rho, mom=U.mom, E=U.E, B=U.B, psi=U.psi * ti.exp(-glm_alpha * ch * dt / h))
+
+
+@model.splitting_speeds
+def splitting_speeds(W, gamma, ch):
+    """Flux splitting (finite differences): B_n and psi form the linear 2x2 system of speeds
+    -ch, +ch, split exactly with ch; the rest with the local fast speed."""
+    s = ti.abs(W.vel[0]) + fast_speed(W, gamma, 0)
+    return model.U(rho=s, mom=ti.Vector([s, s, s]), E=s, B=ti.Vector([ch, s, s]), psi=ch)
+
+
+@model.riemann_solver("hlld", doc="HLLD (Miyoshi & Kusano 2005): resolves the Alfven, slow and contact waves")
+def hlld(WL, WR, gamma, ch):
+    """Five-wave HLLD flux of Miyoshi & Kusano (2005, J. Comput. Phys. 208, 315). B_n is one
+    value on both sides (glm_face_states), psi too, so their fluxes are the GLM ones."""
+    bn = 0.5 * (WL.B[0] + WR.B[0])
+    UL, UR = to_conserved(WL, gamma), to_conserved(WR, gamma)
+    FL, FR = _flat(flux(WL, UL, ch)), _flat(flux(WR, UR, ch))
+    cf = ti.max(fast_speed(WL, gamma, 0), fast_speed(WR, gamma, 0))
+    uL, uR = WL.vel[0], WR.vel[0]
+    sL = ti.min(uL, uR) - cf
+    sR = ti.max(uL, uR) + cf
+    ptL = WL.p + 0.5 * WL.B.dot(WL.B)
+    ptR = WR.p + 0.5 * WR.B.dot(WR.B)
+    mL = WL.rho * (sL - uL)  # mass fluxes through the outer waves
+    mR = WR.rho * (sR - uR)
+    inv_m = 1.0 / (mR - mL)
+    sM = (mR * uR - mL * uL - ptR + ptL) * inv_m
+    pt_star = (mR * ptL - mL * ptR + mL * mR * (uR - uL)) * inv_m
+    rhoL, velL, BL, EL = _star_state(WL, UL, sL, sM, pt_star, bn)
+    rhoR, velR, BR, ER = _star_state(WR, UR, sR, sM, pt_star, bn)
+    sqrtL, sqrtR = ti.sqrt(rhoL), ti.sqrt(rhoR)
+    sLs = sM - ti.abs(bn) / sqrtL   # the Alfven waves
+    sRs = sM + ti.abs(bn) / sqrtR
+    sign = ti.select(bn >= 0.0, 1.0, -1.0)
+    inv_sum = 1.0 / (sqrtL + sqrtR)
+    v2 = (sqrtL * velL + sqrtR * velR + sign * (BR - BL)) * inv_sum
+    B2 = (sqrtL * BR + sqrtR * BL + sign * sqrtL * sqrtR * (velR - velL)) * inv_sum
+    v2 = ti.Vector([sM, v2[1], v2[2]])
+    B2 = ti.Vector([bn, B2[1], B2[2]])
+    vB2 = v2.dot(B2)
+    E2L = EL - sign * sqrtL * (velL.dot(BL) - vB2)
+    E2R = ER + sign * sqrtR * (velR.dot(BR) - vB2)
+    result = FL
+    if sL >= 0.0:
+        result = FL
+    elif sLs >= 0.0:
+        result = FL + sL * (_pack(rhoL, velL, EL, BL, UL.psi) - _flat(UL))
+    elif sM >= 0.0:
+        star = _pack(rhoL, velL, EL, BL, UL.psi)
+        result = FL + sL * (star - _flat(UL)) + sLs * (_pack(rhoL, v2, E2L, B2, UL.psi) - star)
+    elif sRs >= 0.0:
+        star = _pack(rhoR, velR, ER, BR, UR.psi)
+        result = FR + sR * (star - _flat(UR)) + sRs * (_pack(rhoR, v2, E2R, B2, UR.psi) - star)
+    elif sR >= 0.0:
+        result = FR + sR * (_pack(rhoR, velR, ER, BR, UR.psi) - _flat(UR))
+    else:
+        result = FR
+    return model.U(rho=result[0], mom=ti.Vector([result[1], result[2], result[3]]), E=result[4],
+                   B=ti.Vector([result[5], result[6], result[7]]), psi=result[8])
+
+
+@ti.func
+def _star_state(W, U, s, sM, pt_star, bn):
+    """(rho, v, B, E) behind the outer (fast) wave s (Miyoshi & Kusano eqs. 43-48); where that
+    wave and the Alfven wave coincide (denominator ~ 0) v and B across stay as they were."""
+    u = W.vel[0]
+    rho = W.rho * (s - u) / (s - sM)
+    denominator = W.rho * (s - u) * (s - sM) - bn * bn
+    scale = W.rho * (s - u) * (s - u) + bn * bn
+    vel = W.vel
+    B = W.B
+    if ti.abs(denominator) > 1e-8 * scale:
+        inv = 1.0 / denominator
+        vel = W.vel - bn * W.B * (sM - u) * inv
+        B = W.B * (W.rho * (s - u) * (s - u) - bn * bn) * inv
+    vel = ti.Vector([sM, vel[1], vel[2]])
+    B = ti.Vector([bn, B[1], B[2]])
+    pt = W.p + 0.5 * W.B.dot(W.B)
+    E = ((s - u) * U.E - pt * u + pt_star * sM + bn * (W.vel.dot(W.B) - vel.dot(B))) / (s - sM)
+    return rho, vel, B, E
+
+
+@ti.func
+def _pack(rho, vel, E, B, psi):
+    """The conserved state (rho, rho v, E, B, psi) as one flat vector, in the layout's order."""
+    return ti.Vector([rho, rho * vel[0], rho * vel[1], rho * vel[2], E, B[0], B[1], B[2], psi])
+
+
+@ti.func
+def _flat(U):
+    return ti.Vector([U.rho, U.mom[0], U.mom[1], U.mom[2], U.E, U.B[0], U.B[1], U.B[2], U.psi])
+
+
+# --- derived fields and the reductions of diagnostics.csv -----------------------------------
+
+@model.derive("magnetic_field")
+def magnetic_field(W):
+    return W.B.norm()
+
+
+@model.derive("beta")
+def plasma_beta(W):
+    """Gas over magnetic pressure, 2 p / |B|^2."""
+    return 2.0 * W.p / ti.max(W.B.dot(W.B), 1e-300)
+
+
+@model.derive("mach", reduce=("max", "rms"))
+def sonic_mach(W, gamma):
+    return W.vel.norm() / ti.sqrt(gamma * W.p / W.rho)
+
+
+@model.derive("alfven_mach")
+def alfven_mach(W):
+    return W.vel.norm() * ti.sqrt(W.rho) / ti.max(W.B.norm(), 1e-300)
+
+
+@model.derive("kinetic_energy", reduce="sum")
+def kinetic_energy(W):
+    return 0.5 * W.rho * W.vel.dot(W.vel)
+
+
+@model.derive("magnetic_energy", reduce="sum")
+def magnetic_energy(W):
+    return 0.5 * W.B.dot(W.B)
+
+
+@model.derive("div_B", reduce=("max", "rms"), gradients=True)
+def normalised_div_b(W, grad, h):
+    """|div B| h / |B|: the centred divergence in units of the field over a cell."""
+    div = grad.B[0, 0] + grad.B[1, 1] + grad.B[2, 2]
+    return ti.abs(div) * h / ti.max(W.B.norm(), 1e-300)
+
+
+@model.derive("current", gradients=True)
+def current_density(W, grad, h):
+    """|curl B| (Heaviside-Lorentz: the current density)."""
+    curl = ti.Vector([grad.B[2, 1] - grad.B[1, 2], grad.B[0, 2] - grad.B[2, 0], grad.B[1, 0] - grad.B[0, 1]])
+    return curl.norm()
+
+
+# --- set-up: eigenmodes for linear-wave initial states (plain Python) ---------------------
+
+@model.linear_waves
+def linear_waves(state, params):
+    """Right eigenvectors of the primitive system along the wave normal x (Roe & Balsara 1996
+    with Athena++'s normalisation, Stone et al. 2008 eq. B21: dW/dU of its conserved vectors),
+    for `state` in the wave frame: {name: (perturbation of W, speed)}; "fast", "alfven",
+    "slow" move right (+), "fast_left" ... left, "entropy" with the flow. Degenerate states as
+    Athena++: B_t = 0 -> beta = (1, 0); alpha_f = 1 where c_f = c_s or c_f <= a."""
+    gamma = params["gamma"]
+    rho, vx, p = state["rho"], state["vel"][0], state["p"]
+    bx, by, bz = state["B"]
+    a2 = gamma * p / rho
+    ca2, ct2 = bx * bx / rho, (by * by + bz * bz) / rho
+    gap = ca2 + ct2 - a2
+    cf2 = 0.5 * (a2 + ca2 + ct2 + math.sqrt(gap * gap + 4.0 * a2 * ct2))
+    cs2 = a2 * ca2 / cf2
+    cf, ca, cs, a = math.sqrt(cf2), math.sqrt(ca2), math.sqrt(cs2), math.sqrt(a2)
+    bt = math.hypot(by, bz)
+    beta_y, beta_z = (1.0, 0.0) if bt == 0.0 else (by / bt, bz / bt)
+    alpha_f, alpha_s = 1.0, 0.0
+    tiny = 1e-12 * cf2  # (round-off in c_f^2 - a^2 would give alphas of sqrt(1e-16))
+    if cf2 - cs2 > tiny and a2 - cs2 <= tiny:
+        alpha_f, alpha_s = 0.0, 1.0
+    elif cf2 - cs2 > tiny and cf2 - a2 > tiny:
+        alpha_f, alpha_s = math.sqrt((a2 - cs2) / (cf2 - cs2)), math.sqrt((cf2 - a2) / (cf2 - cs2))
+    sign = -1.0 if bx < 0.0 else 1.0
+    root = math.sqrt(rho)
+
+    def mode(d_rho, d_vel, d_p, d_b):
+        return {"rho": d_rho, "vel": list(d_vel), "p": d_p, "B": [0.0, *d_b], "psi": 0.0}
+
+    waves = {}
+    for suffix, s in (("", 1.0), ("_left", -1.0)):
+        waves["fast" + suffix] = (mode(alpha_f, [s * alpha_f * cf / rho, -s * alpha_s * cs * sign * beta_y / rho,
+                                                  -s * alpha_s * cs * sign * beta_z / rho], alpha_f * a2,
+                                       [a * alpha_s * beta_y / root, a * alpha_s * beta_z / root]), vx + s * cf)
+        waves["slow" + suffix] = (mode(alpha_s, [s * alpha_s * cs / rho, s * alpha_f * cf * sign * beta_y / rho,
+                                                  s * alpha_f * cf * sign * beta_z / rho], alpha_s * a2,
+                                       [-a * alpha_f * beta_y / root, -a * alpha_f * beta_z / root]), vx + s * cs)
+        waves["alfven" + suffix] = (mode(0.0, [0.0, s * beta_z / rho, -s * beta_y / rho], 0.0,
+                                         [-sign * beta_z / root, sign * beta_y / root]), vx + s * ca)
+    waves["entropy"] = (mode(1.0, [0.0, 0.0, 0.0], 0.0, [0.0, 0.0]), vx)
+    return waves
