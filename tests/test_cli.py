@@ -84,7 +84,9 @@ def test_bench_sweep_runs_every_target_workload(capsys, arch):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert [(r["model"], r["scheme"], r["precision"], r["target"]) for r in rows] == [
         ("euler", "weno5+hllc+lsrk3", "f32", 3.0e9), ("euler", "weno5+hllc+lsrk3", "f64", 1.2e9),
-        ("two_phase", "weno5+hllc+lsrk3", "f32", 2.0e9), ("euler", "plm-mc+hll+ssprk2", "f32", 5.0e9)]
+        ("two_phase", "weno5+hllc+lsrk3", "f32", 2.0e9), ("euler", "plm-mc+hll+ssprk2", "f32", 5.0e9),
+        ("mhd", "weno5+hll+lsrk3", "f32", 1.5e9), ("mhd", "weno5z+hlld+lsrk3", "f32", 1.5e9),
+        ("mhd", "plm-mc+hll+ssprk2", "f64", 9.0e8)]
     for r in rows:
         assert r["grid"] == "8x8x8" and r["cell_updates_per_s"] > 0 and r["steps"] == 2
         assert r["resident_bytes_per_cell"] > (40 if r["precision"] == "f32" else 80)

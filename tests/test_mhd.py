@@ -274,3 +274,22 @@ def test_orszag_tang_converges_to_the_512_reference(arch):
     assert differences[0] < 0.038 and differences[1] < 0.0166, differences
     gaps = np.abs(np.array(energies) - [float(reference["kinetic"]), float(reference["magnetic"])])
     assert np.all(gaps[1] < 0.6 * gaps[0]), energies  # (measured 0.47 and 0.38)
+
+
+# --- a Riemann solver the model provides ---------------------------------------------------
+
+def test_a_case_names_the_models_own_solver_and_another_model_is_refused_it():
+    """The schema accepts riemann = "hlld" before the model is loaded (load_case loads the
+    case's model to learn its solvers); a model that does not provide it is refused by name."""
+    from taichiflow import registry
+    from taichiflow.errors import ModelError
+    from taichiflow.requirements import check_case_against_model
+    if "hlld" in registry.riemann_solvers:
+        registry.riemann_solvers.remove("hlld")
+    case = load_case(CASES / "brio_wu.toml")
+    assert case["scheme"]["riemann"] == "hlld" and registry.riemann_solvers.get("hlld").provided_by == "mhd"
+    euler = load_model(str(CASES.parent / "models" / "euler.py"))
+    sod = load_case(CASES / "sod.toml", ["scheme.riemann='hlld'"])
+    with pytest.raises(ModelError, match="needs the model 'euler' to declare its own Riemann solver 'hlld' "
+                                         r"\(model 'mhd' provides one\); use 'rusanov'"):
+        check_case_against_model(sod, euler, "sod.toml")

@@ -207,9 +207,12 @@ def test_every_limiter_variables_speeds_and_solver_has_a_working_factory():
         assert make_variables(entry.name, None).per_cell == entry.per_cell
     for entry in registry.wave_speeds.entries():
         assert callable(entry.load())
-    labels = [label for label, _ in solver_variants()]
+    # the numerics' own solvers (a model loaded earlier in this process may have added its own)
+    variants = [(label, scheme) for label, scheme in solver_variants()
+                if registry.riemann_solvers.get(scheme["riemann"]).provided_by is None]
+    labels = [label for label, _ in variants]
     assert labels == ["rusanov", "hll", "hll+einfeldt", "hllc", "hllc+einfeldt", "force", "musta"]
-    solvers = [RIEMANN_SOLVERS[scheme["riemann"]](phys, scheme) for _, scheme in solver_variants()]
+    solvers = [RIEMANN_SOLVERS[scheme["riemann"]](phys, scheme) for _, scheme in variants]
     w = ti.Vector.field(5, ti.f64, shape=())
     out = ti.Vector.field(5, ti.f64, shape=len(solvers))
     w[None] = [1.2, 0.3, -0.2, 0.1, 2.0]
