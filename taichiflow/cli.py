@@ -72,10 +72,16 @@ def main(argv=None) -> int:
                       "(needs imageio-ffmpeg; else a .gif is written instead)")
     view.add_argument("--time", type=float, help="show the snapshot nearest this time (default: the last)")
     view.add_argument("--field", help="field to show (default: the model's: rho, or alpha for two-phase)")
-    view.add_argument("--style", choices=["iso", "slice", "volume", "schlieren", "image", "line"],
-                      help="3D: iso, slice, volume, schlieren; 2D: image, iso, schlieren; 1D: line")
+    view.add_argument("--style", choices=["iso", "slice", "volume", "schlieren", "streamlines", "image", "line"],
+                      help="3D: iso, slice, volume, schlieren, streamlines; 2D: image, iso, schlieren; 1D: line")
     view.add_argument("--iso", type=float, help="iso-surface (3D) or iso-line (2D) value of the field "
-                      "(default: 0.5 for alpha, else the middle of the field's range)")
+                      "(default: 0.5 for alpha, else the middle of the field's range); with --style "
+                      "streamlines, an iso-surface in place of the volume rendering")
+    view.add_argument("--vectors", metavar="NAME", help="--style streamlines: the vector field whose lines "
+                      "are drawn (default: B where the run has it, else vel)")
+    view.add_argument("--seeds", type=int, metavar="N",
+                      help="--style streamlines: seed points of the lines, spread evenly through the box "
+                           "(the same ones every time; 200)")
     view.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), help="picture size in pixels (1024 768)")
     view.add_argument("--fps", type=float, default=4.0, help="movie frames per second (4)")
     view.add_argument("--clim", nargs=2, type=float, metavar=("LOW", "HIGH"),

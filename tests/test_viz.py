@@ -67,7 +67,7 @@ def test_screenshot_has_the_size_asked_shows_structure_and_changes_with_time(run
     assert changed > 0.005, changed
 
 
-@pytest.mark.parametrize("style", ["iso", "volume", "schlieren"])
+@pytest.mark.parametrize("style", ["iso", "volume", "schlieren", "streamlines"])
 def test_3d_styles_and_fields(runs, tmp_path, style):
     png = tmp_path / f"{style}.png"
     assert main(["view", str(runs["3d"]), "--screenshot", str(png), "--style", style, "--field", "p",
@@ -277,3 +277,100 @@ def test_two_phase_runs_default_to_the_alpha_half_iso_coloured_by_pressure(tmp_p
         assert_not_blank(pixels(tmp_path / "bubble.png"))
     finally:
         viewer.close()
+
+
+def magnetised_box(folder, n=16, times=(0.0, 0.1)):
+    """A made-up 3D MHD series on the unit box: a uniform B = (2, 0, 0), a velocity turning about
+    the axis x = y = 0.5 (v = (0.5 - y, x - 0.5, 0)), and a dense blob in the middle."""
+    from taichiflow.io import write_vti
+
+    centres = (np.arange(n) + 0.5) / n
+    x, y, z = np.meshgrid(centres, centres, centres, indexing="ij")
+    B = np.zeros((n, n, n, 3))
+    B[..., 0] = 2.0
+    vel = np.stack([0.5 - y, x - 0.5, np.zeros_like(x)], axis=-1)
+    folder.mkdir(parents=True, exist_ok=True)
+    series = PvdSeries(folder / "series.pvd")
+    (folder / "case.toml").write_text('[case]\nname = "box"\n\n[model]\nname = "mhd"\n')
+    for k, t in enumerate(times):
+        rho = 1.0 + (1 + k) * np.exp(-((x - 0.5) ** 2 + (y - 0.5) ** 2 + (z - 0.5) ** 2) / 0.02)
+        write_vti(folder / f"snapshot_{k:05d}.vti", (n,) * 3, (0.0,) * 3, (1 / n,) * 3,
+                  {"rho": rho, "vel": vel, "B": B}, time=t)
+        series.add(t, f"snapshot_{k:05d}.vti")
+    return folder
+
+
+def test_seed_points_are_the_same_every_time_distinct_and_inside_the_box():
+    bounds = (0.1, 0.9, 0.0, 2.0, -1.0, 1.0)
+    a, b = viz.fields.seed_points(bounds, 50), viz.fields.seed_points(bounds, 50)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (50, 3) and len(np.unique(a, axis=0)) == 50
+    assert (a >= np.array(bounds[0::2])).all() and (a <= np.array(bounds[1::2])).all()
+    # spread through the box: every octant holds some
+    octant = (a > np.array([0.5, 1.0, 0.0])).astype(int) @ np.array([1, 2, 4])
+    assert len(np.unique(octant)) == 8
+
+
+def test_streamlines_of_a_uniform_field_are_straight_and_of_a_rotation_are_circles(tmp_path):
+    grid = viz.Series.open(magnetised_box(tmp_path)).grid(0)
+    h = 1 / 16
+    lines = viz.fields.streamlines(grid, "B", 30)
+    seeds = viz.fields.seed_points((h / 2, 1 - h / 2) * 3, 30)        # the box of the cell centres
+    assert lines.n_cells >= 30
+    ends = set()
+    for c in range(lines.n_cells):
+        p = lines.get_cell(c).points
+        assert np.ptp(p[:, 1]) < 1e-6 and np.ptp(p[:, 2]) < 1e-6       # along x only
+        ends.add((round(p[0, 1], 6), round(p[0, 2], 6)))
+        assert np.all(np.diff(p[:, 0]) > 0) or np.all(np.diff(p[:, 0]) < 0)
+    assert ends == {(round(s[1], 6), round(s[2], 6)) for s in seeds}     # one line through each seed
+    assert lines.bounds[0] < 2 * h and lines.bounds[1] > 1 - 2 * h        # across the box
+    np.testing.assert_allclose(lines.point_data["B magnitude"], 2.0)
+
+    circles = viz.fields.streamlines(grid, "vel", 10)
+    for c in range(circles.n_cells):
+        p = circles.get_cell(c).points
+        r = np.hypot(p[:, 0] - 0.5, p[:, 1] - 0.5)
+        assert np.ptp(r) < 1e-3 * r.max() and np.ptp(p[:, 2]) < 1e-6
+
+
+def test_streamlines_style_draws_the_field_lines_over_the_density(tmp_path):
+    folder = magnetised_box(tmp_path / "box")
+    png, gif = tmp_path / "lines.png", tmp_path / "lines.gif"
+    assert main(["view", str(folder), "--screenshot", str(png), "--style", "streamlines", "--seeds", "40",
+                 "--size", "480", "360"]) == 0
+    img = pixels(png)
+    assert img.shape == (360, 480, 3)
+    assert_not_blank(img)
+    viewer = viz.Viewer(viz.Series.open(folder), style="streamlines", seeds=40, size=(480, 360))
+    try:
+        assert viewer.vectors == "B" and viewer.field == "rho"            # the defaults
+        viewer.draw()
+        lines = viewer.plotter.actors["lines"].mapper.dataset
+        assert lines.n_cells >= 40 and np.ptp(lines.points[:, 2]) > 0.5   # spread through the box
+        assert "volume" in viewer.plotter.actors
+        assert set(viewer.plotter.scalar_bars.keys()) == {"rho", "B magnitude"}
+        assert "lines of B from 40 seeds" in viewer.description
+    finally:
+        viewer.close()
+    viewer = viz.Viewer(viz.Series.open(folder), style="streamlines", vectors="vel", iso=1.5, seeds=10,
+                        size=(320, 240))
+    try:
+        viewer.draw()
+        assert "rho = 1.5 iso-surface" in viewer.description and "lines of vel" in viewer.description
+        assert "iso" in viewer.plotter.actors and "volume" not in viewer.plotter.actors
+    finally:
+        viewer.close()
+    assert main(["view", str(folder), "--movie", str(gif), "--style", "streamlines", "--seeds", "20",
+                 "--size", "320", "240"]) == 0
+    with Image.open(gif) as im:
+        assert im.n_frames == 2
+
+
+def test_streamlines_need_a_vector_field_of_three_components(runs, tmp_path, capsys):
+    folder = magnetised_box(tmp_path / "box", times=(0.0,))
+    png = str(tmp_path / "x.png")
+    assert main(["view", str(folder), "--screenshot", png, "--style", "streamlines", "--vectors", "rho"]) == 1
+    assert "--vectors rho: no three-component array" in capsys.readouterr().err
+    assert main(["view", str(runs["2d"]), "--screenshot", png, "--style", "streamlines"]) == 1
+    assert "2D runs are drawn as images" in capsys.readouterr().err

@@ -8,7 +8,9 @@ Scenes, by the run's dimension:
 
 * 3D: ``iso`` (an iso-surface of the field, coloured by the pressure, with the domain's
   outline), ``slice`` (three orthogonal slices through the centre), ``volume`` (volume
-  rendering) and ``schlieren`` (numerical schlieren on the central z slice).
+  rendering), ``schlieren`` (numerical schlieren on the central z slice) and ``streamlines``
+  (the field's volume rendering, or its iso-surface at `iso`, with the lines of a vector field,
+  B or vel, through evenly spread seed points, coloured by the vector's size).
 * 2D: ``image`` (the field as an image), ``iso`` (an image of the pressure with the field's
   iso-line) and ``schlieren``.
 * 1D: ``line`` (line plots, one chart per field, or only the field asked for).
@@ -27,14 +29,15 @@ declares symmetry faces (boundary kind "symmetry") is mirrored across them and s
 Public API
 ----------
 Series.open(out_dir, mirror)    the run's snapshots (series.pvd) and resolved case
-Viewer(series, field, style, size, off_screen, iso, clim)
+Viewer(series, field, style, size, off_screen, iso, clim, vectors, seeds)
     .draw(index) .screenshot(png, index) .write_movie(path, fps) .add_widgets() .show()
 view_command(args)              `taichiflow view`
 attach_renderer(sim, log)       `taichiflow run --render`: a PNG beside every snapshot
 
-Modules: env (pyvista, off-screen, ffmpeg), series (the snapshots), fields (values, colours),
-mirror (symmetry faces), viewer (the plotter, widgets, outputs), scenes (2D and 3D), axes
-(coordinates, orientation marker), charts (1D).
+Modules: env (pyvista, off-screen, ffmpeg), series (the snapshots), fields (values, colours,
+seed points and streamlines), mirror (symmetry faces), viewer (the plotter, widgets, outputs),
+scenes (2D and 3D), axes (coordinates, orientation marker), charts (1D), log_charts (log-log
+line charts as PNGs), spectrum_chart (`taichiflow spectrum --plot`).
 """
 from __future__ import annotations
 
@@ -48,10 +51,10 @@ from .env import pv
 from .env import require_pyvista as _require_pyvista
 from .fields import SCHLIEREN_K, cmap_for, scalar_values, schlieren
 from .series import NDIM_FIELD, Series
-from .viewer import DEFAULT_SIZE, STYLES, Viewer
+from .viewer import DEFAULT_SEEDS, DEFAULT_SIZE, STYLES, Viewer
 
-__all__ = ["DEFAULT_SIZE", "NDIM_FIELD", "SCHLIEREN_K", "STYLES", "Series", "Viewer", "attach_renderer",
-           "cmap_for", "env", "scalar_values", "schlieren", "view_command"]
+__all__ = ["DEFAULT_SEEDS", "DEFAULT_SIZE", "NDIM_FIELD", "SCHLIEREN_K", "STYLES", "Series", "Viewer",
+           "attach_renderer", "cmap_for", "env", "scalar_values", "schlieren", "view_command"]
 
 
 def view_command(args) -> int:
@@ -63,7 +66,8 @@ def view_command(args) -> int:
         raise RuntimeError("no display here for the interactive viewer; write pictures off-screen "
                            "with --screenshot fig.png or --movie movie.gif")
     viewer = Viewer(series, field=args.field, style=args.style, size=args.size or DEFAULT_SIZE,
-                    off_screen=off_screen, iso=getattr(args, "iso", None), clim=getattr(args, "clim", None))
+                    off_screen=off_screen, iso=getattr(args, "iso", None), clim=getattr(args, "clim", None),
+                    vectors=getattr(args, "vectors", None), seeds=getattr(args, "seeds", None))
     index = series.nearest(args.time)
     try:
         if args.screenshot:

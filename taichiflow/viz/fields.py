@@ -9,6 +9,7 @@ from .env import pv
 SCHLIEREN_K = 15.0            # exponent factor of the schlieren mapping
 _CMAPS = {"rho": "viridis", "p": "plasma", "E": "plasma", "e": "plasma", "T": "inferno",
           "alpha": "cividis"}
+LINES_CMAP = "inferno"        # streamlines, over a field in its own map (viridis for rho)
 
 
 def scalar_values(grid, name, ndim):
@@ -90,3 +91,44 @@ def colour_limits(values, title):
         lo, hi = -m, m
     return lo, hi
 
+
+
+def vector_names(grid) -> list:
+    """The cell arrays of `grid` with three components (velocity, magnetic field, ...)."""
+    return [n for n in grid.cell_data.keys()
+            if np.asarray(grid.cell_data[n]).ndim == 2 and np.asarray(grid.cell_data[n]).shape[1] == 3]
+
+
+def seed_points(bounds, count: int) -> np.ndarray:
+    """`count` points spread evenly through the box `bounds` (x0, x1, y0, y1, z0, z1): the Halton
+    sequence in bases 2, 3 and 5, the same points every time, with no lattice planes for lines
+    to bunch on."""
+    unit = np.array([[_radical_inverse(i, base) for base in (2, 3, 5)] for i in range(1, count + 1)])
+    lower, upper = np.asarray(bounds[0::2], dtype=float), np.asarray(bounds[1::2], dtype=float)
+    return lower + unit.reshape(-1, 3) * (upper - lower)
+
+
+def _radical_inverse(i: int, base: int) -> float:
+    """The digits of i in `base` mirrored about the point: 1 -> 0.5, 2 -> 0.25, 3 -> 0.75 in base 2."""
+    value, scale = 0.0, 1.0
+    while i > 0:
+        scale /= base
+        value += scale * (i % base)
+        i //= base
+    return value
+
+
+def streamlines(grid, name: str, count: int):
+    """Lines of the vector cell array `name` through `count` seed points (seed_points) in the box
+    of the cell centres, followed both ways (Runge-Kutta 4-5 on the vectors at the cell centres,
+    linearly interpolated) until they leave it or reach 4 box diagonals. A PolyData of lines
+    carrying the vectors and their size as "<name> magnitude"."""
+    vectors = np.asarray(grid.cell_data[name], dtype=float)
+    field = centred(grid, {name: vectors})
+    seeds = pv.PolyData(seed_points(field.bounds, count))
+    diagonal = float(np.linalg.norm(np.subtract(field.bounds[1::2], field.bounds[0::2])))
+    lines = field.streamlines_from_source(seeds, vectors=name, integration_direction="both",
+                                          max_length=4.0 * diagonal, max_steps=4000,
+                                          compute_vorticity=False)
+    lines.point_data[f"{name} magnitude"] = np.linalg.norm(np.asarray(lines.point_data[name]), axis=1)
+    return lines

@@ -1,13 +1,17 @@
 """2D and 3D scenes of the viewer: images, iso-lines and iso-surfaces, slices, volumes,
-schlieren, their coordinate axes, and the cameras that frame them."""
+schlieren, streamlines, their coordinate axes, and the cameras that frame them."""
 from __future__ import annotations
 
 import numpy as np
 
-from .fields import SCHLIEREN_K, cells_of, centre_plane, centred, cmap_for, scalar_values, schlieren
+from .fields import (LINES_CMAP, SCHLIEREN_K, cells_of, centre_plane, centred, cmap_for, scalar_values,
+                     schlieren, streamlines)
 
 # Volume rendering: the lowest 30% of the range (the ambient state, mostly) transparent, then a ramp.
 _VOLUME_OPACITY = np.clip((np.linspace(0.0, 1.0, 31) - 0.3) / 0.7, 0.0, 1.0) * 0.8   # interpolated to 256
+# Under streamlines only the upper half of the range shows, so that the lines show through it.
+_STREAMLINES_OPACITY = np.clip((np.linspace(0.0, 1.0, 31) - 0.5) / 0.5, 0.0, 1.0) * 0.8
+_SURFACE_GREY = "#9a9a9a"
 _TITLE_SPACE = 0.14          # of the height, at the top: the time and the description
 # the strips (in pixels at 1024 x 768, scaled with the fonts) that the axes' labels take
 _LEFT_LABELS, _BELOW_LABELS, _RIGHT_SPACE = 78, 58, 24
@@ -114,7 +118,8 @@ class Scenes:
             self._draw_schlieren_slice(grid)
             return
         self.plotter.add_mesh(grid.outline(), color="gray", line_width=2, name="outline", lighting=False)
-        {"iso": self._draw_iso_surface, "slice": self._draw_slices, "volume": self._draw_volume}[self.style](grid)
+        {"iso": self._draw_iso_surface, "slice": self._draw_slices, "volume": self._draw_volume,
+         "streamlines": self._draw_streamlines}[self.style](grid)
         if self._camera != "3d":
             self._space_camera(grid)
         self._box_axes(grid.bounds)
@@ -174,6 +179,36 @@ class Scenes:
         self.plotter.add_volume(vol, scalars=title, cmap=cmap_for(title), clim=self._limits(values, self.field, title),
                                 opacity=_VOLUME_OPACITY, name="volume", scalar_bar_args=self._bar(title))
         self.description = f"{title}, volume rendering (low values transparent)"
+
+    def _draw_streamlines(self, grid):
+        """The field as a volume rendering (or, with `iso`, a translucent iso-surface)
+        and the lines of the vector array `self.vectors` through `self.seeds` points, coloured
+        by the vector's size: magnetic field lines through the density, say."""
+        p = self.plotter
+        values, title = scalar_values(grid, self.field, 3)
+        volume = self.iso is None       # then two scalar bars, side by side
+        if volume:
+            p.add_volume(centred(grid, {title: values}), scalars=title, cmap=cmap_for(title),
+                         clim=self._limits(values, self.field, title), opacity=_STREAMLINES_OPACITY,
+                         name="volume", scalar_bar_args=self._bar(title, slot=0))
+            what = f"{title} volume rendering (its upper half)"
+        else:
+            surface = centred(grid, {title: values}).contour([float(self.iso)], scalars=title)
+            what = f"{title} = {float(self.iso):.3g} iso-surface (grey)"
+            if surface.n_points:
+                p.add_mesh(surface.compute_normals(split_vertices=False), color=_SURFACE_GREY, opacity=0.35,
+                           smooth_shading=True, name="iso")
+            else:
+                what = f"no {what} at this time"
+        magnitude, magnitude_title = scalar_values(grid, self.vectors, 3)
+        lines = streamlines(grid, self.vectors, self.seeds)
+        if lines.n_points:
+            p.add_mesh(lines, scalars=magnitude_title, cmap=LINES_CMAP,
+                       clim=self._limits(magnitude, self.vectors, magnitude_title), name="lines",
+                       line_width=max(1.0, 2.5 * self._scale), render_lines_as_tubes=True,
+                       scalar_bar_args=self._bar(magnitude_title, slot=1 if volume else None))
+        self.description = (f"{what}; lines of {self.vectors} from {self.seeds} seeds, "
+                            f"coloured by {magnitude_title}")
 
     def _draw_schlieren_slice(self, grid):
         """Numerical schlieren on the central z slice, seen from above."""

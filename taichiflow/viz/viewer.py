@@ -9,16 +9,21 @@ from . import env
 from .axes import Axes
 from .charts import Charts
 from .env import pv, require_pyvista
-from .fields import colour_limits, scalar_values
+from .fields import colour_limits, scalar_values, vector_names
 from .scenes import Scenes
 from .series import Series
 
-STYLES = {1: ("line",), 2: ("image", "iso", "schlieren"), 3: ("iso", "slice", "volume", "schlieren")}
+STYLES = {1: ("line",), 2: ("image", "iso", "schlieren"),
+          3: ("iso", "slice", "volume", "schlieren", "streamlines")}
 DEFAULT_SIZE = (1024, 768)
+DEFAULT_SEEDS = 200          # streamline seed points
 _TEXT = "black"
 # A horizontal scalar bar at the bottom, labels above it; its title goes to its left (_bar_titles).
 _BAR = dict(vertical=False, position_x=0.25, position_y=0.01, width=0.5, height=0.115, fmt="%.3g",
             n_labels=4, title_font_size=16, label_font_size=14, color=_TEXT, unconstrained_font_size=True)
+# Two bars side by side (a field and the lines of a vector field): (position_x, width) of each,
+# off-screen and in the window (where the buttons take the left)
+_BAR_PAIR = {False: ((0.11, 0.27), (0.56, 0.26)), True: ((0.28, 0.17), (0.63, 0.19))}
 
 
 class Viewer(Scenes, Charts, Axes):
@@ -26,7 +31,8 @@ class Viewer(Scenes, Charts, Axes):
 
     Off-screen it makes screenshots and movies; on screen `add_widgets()` adds a time slider,
     field and style buttons and keys (Left/Right: previous/next snapshot, Home/End: first/last,
-    [ and ]: previous/next field, /: next style).
+    [ and ]: previous/next field, /: next style). The streamlines style draws the lines of the
+    vector array `vectors` (default: B where the run has it, else vel) through `seeds` points.
 
     Colours: `clim` (low, high) where given; else a screenshot spans its own snapshot's range,
     while a movie and the window (`one_range`) span the field's range over the whole series, so
@@ -34,7 +40,7 @@ class Viewer(Scenes, Charts, Axes):
     """
 
     def __init__(self, series: Series, field=None, style=None, size=DEFAULT_SIZE, off_screen=True,
-                 iso=None, clim=None):
+                 iso=None, clim=None, vectors=None, seeds=None):
         require_pyvista()
         if off_screen:
             env.prepare_offscreen()
@@ -42,7 +48,12 @@ class Viewer(Scenes, Charts, Axes):
         self.ndim = series.ndim
         # the field picker: every array (a vector as its magnitude, or its x component in 1D)
         self.fields = (["all"] if self.ndim == 1 else []) + series.arrays
-        self.styles = STYLES[self.ndim]
+        self.vectors = self._checked_vectors(vectors)
+        self.seeds = DEFAULT_SEEDS if seeds is None else int(seeds)
+        if self.seeds < 1:
+            raise ValueError(f"--seeds must be at least 1 (got {self.seeds})")
+        # streamlines need a vector array
+        self.styles = tuple(s for s in STYLES[self.ndim] if s != "streamlines" or self.vectors)
         self.field = field or self.default_field()
         self.style = style or self.default_style()
         self.iso = iso
@@ -79,9 +90,21 @@ class Viewer(Scenes, Charts, Axes):
             return "iso" if self.series.two_phase else "image"
         return "iso" if self.series.two_phase else "slice"
 
+    def _checked_vectors(self, name):
+        """The vector array whose lines the streamlines style draws: `name`, else B, else vel
+        (None for a run with neither, or below 3D)."""
+        names = vector_names(self.series.grid(0)) if self.ndim == 3 else []
+        if name is not None:
+            if name not in names:
+                raise ValueError(f"--vectors {name}: no three-component array of that name in this run "
+                                 f"(vectors: {', '.join(names) or 'none'}; streamlines are drawn in 3D only)")
+            return name
+        return next((n for n in ("B", "vel") if n in names), None)
+
     def _check(self, field, style):
         if style not in self.styles:
-            kind = {1: "1D runs are drawn as line plots", 2: "2D runs are drawn as images"}.get(self.ndim, "")
+            kind = {1: "1D runs are drawn as line plots", 2: "2D runs are drawn as images"}.get(
+                self.ndim, "streamlines need a three-component array such as vel or B")
             raise ValueError(f"style {style!r} is not available for a {self.ndim}D run "
                              f"({kind + '; ' if kind else ''}styles: {', '.join(self.styles)})")
         if field != "all":
@@ -177,11 +200,15 @@ class Viewer(Scenes, Charts, Axes):
                               color=_TEXT, name=f"bar-title-{title}")
             text.GetTextProperty().SetJustificationToRight()
 
-    def _bar(self, title):
+    def _bar(self, title, slot=None):
+        """A scalar bar's settings: centred, or `slot` 0 (left) or 1 (right) of a pair."""
         # in the window the time slider and the key help take the bottom strip
         bar = dict(_BAR, title=title, title_font_size=self._fs(16), label_font_size=self._fs(14))
         if self._widgets:   # above the time slider and right of the buttons
             bar.update(position_x=0.34, position_y=0.115)
+        if slot is not None:
+            x, width = _BAR_PAIR[self._widgets][slot]
+            bar.update(position_x=x, width=width)
         return bar
 
     # --- navigation (also the widgets' callbacks) --------------------------------------------
