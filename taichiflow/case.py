@@ -218,6 +218,18 @@ class Segments(Spec):
         return value
 
 
+class RankGrid(Spec):
+    """MPI blocks per grid axis: [] (chosen from the number of ranks) or one positive integer
+    per axis (checked against the grid's dimension and the ranks when the run starts)."""
+    expected = "[] or a list of 1 to 3 positive integers (blocks per grid axis)"
+
+    def check(self, value, at):
+        if not isinstance(value, list) or len(value) > 3 or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value):
+            raise self.bad(value, at)
+        return list(value)
+
+
 class StrList(Spec):
     expected = "a list of strings"
 
@@ -575,6 +587,10 @@ SCHEMA = Table({
         # axes (twice each, the last axis once with shuffle = "walk", but R and W cross memory
         # once; auto: kernels.plan.FUSE_MAX_GHOST, FUSED_SHUFFLE_MIN_GHOST).
         "fuse": Key(Choice("auto", True, False), "auto"),
+    }), {}),
+    # Runs on several MPI ranks (mpirun -n K): the grid's split into blocks, one per rank.
+    "parallel": Key(Table({
+        "ranks": Key(RankGrid(), []),
     }), {}),
     "materials": Key(Materials(), {}),
     "grid": Key(Table({

@@ -5,6 +5,11 @@ A checkpoint is one `.npz` file: the conserved field at run precision plus a JSO
 precision) and a SHA-256 checksum over both. It is written to a temporary file, flushed,
 fsynced and renamed, so a crash mid-write leaves the previous checkpoint intact; the last
 two are kept.
+
+A run on several MPI ranks writes one `.npy` piece per rank (its block of U) and, once every
+piece is on disk, the `.npz` as their manifest: an empty state and a header listing each
+piece's file, first cell, cells and SHA-256. A restart on any number of ranks reads from the
+pieces the cells of its own block (block_state), so no rank holds the whole grid.
 """
 from __future__ import annotations
 
@@ -36,8 +41,30 @@ def _digest(state: np.ndarray, header: dict) -> str:
     return h.hexdigest()
 
 
+def piece_name(step: int, rank: int) -> str:
+    return f"checkpoint_{step:09d}_r{rank:04d}.npy"
+
+
+def write_piece(out_dir: Path, step: int, rank: int, block: np.ndarray) -> str:
+    """One rank's block of a checkpoint, atomically; returns its SHA-256 (the manifest's)."""
+    path = Path(out_dir) / piece_name(step, rank)
+    tmp = path.with_suffix(".npy.tmp")
+    block = np.ascontiguousarray(block)
+    try:
+        with open(tmp, "wb") as f:
+            np.save(f, block)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write checkpoint piece {path}: {err.strerror or err}") from None
+    return hashlib.sha256(block.tobytes()).hexdigest()
+
+
 def write(out_dir: Path, state: np.ndarray, header: dict) -> Path:
-    """Write checkpoint_<step>.npz atomically; delete all but the newest KEEP."""
+    """Write checkpoint_<step>.npz atomically; delete all but the newest KEEP (and the pieces
+    of those that were manifests)."""
     out_dir = Path(out_dir)
     path = out_dir / f"checkpoint_{header['step']:09d}.npz"
     buffer = io.BytesIO()
@@ -64,8 +91,40 @@ def write(out_dir: Path, state: np.ndarray, header: dict) -> Path:
                           f"{'the checkpoints kept: ' + ', '.join(kept) if kept else 'no earlier checkpoint'}") from None
     fsync_dir(out_dir)
     for old in sorted(out_dir.glob(PATTERN))[:-KEEP]:
+        for piece in out_dir.glob(old.stem + "_r*.npy"):
+            piece.unlink()
         old.unlink()
     return path
+
+
+def block_state(loaded: "Loaded", offset, cells) -> np.ndarray:
+    """The cells of a block (first cell `offset`, `cells` per axis; () and the whole grid for one
+    rank) of a checkpoint: from its state, or from the pieces that overlap the block, each
+    verified against its checksum in the manifest."""
+    header = loaded.header
+    whole = tuple(header["cells"])
+    offset = tuple(offset) or (0,) * len(whole)
+    cells = tuple(cells)
+    if "pieces" not in header:
+        return np.ascontiguousarray(loaded.state[tuple(slice(o, o + n) for o, n in zip(offset, cells))])
+    out = None
+    for piece in header["pieces"]:
+        lo = [max(a, b) for a, b in zip(offset, piece["offset"])]
+        hi = [min(a + n, b + m) for a, n, b, m in zip(offset, cells, piece["offset"], piece["cells"])]
+        if any(a >= b for a, b in zip(lo, hi)):
+            continue
+        path = loaded.path.parent / piece["file"]
+        try:
+            values = np.load(path, mmap_mode="r")
+        except (OSError, ValueError) as err:
+            raise CheckpointError(f"{loaded.path}: piece {path.name} unreadable ({err})") from None
+        if hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest() != piece["sha256"]:
+            raise CheckpointError(f"{loaded.path}: piece {path.name}: checksum mismatch: the checkpoint is corrupt")
+        if out is None:
+            out = np.empty(cells + values.shape[len(cells):], dtype=values.dtype)
+        out[tuple(slice(a - o, b - o) for a, b, o in zip(lo, hi, offset))] = \
+            values[tuple(slice(a - p, b - p) for a, b, p in zip(lo, hi, piece["offset"]))]
+    return out
 
 
 def read(path) -> tuple[np.ndarray, dict]:

@@ -110,17 +110,52 @@ def main(argv=None) -> int:
     if args.verbose:
         _be_verbose()
     args.argv = list(sys.argv[1:] if argv is None else argv)  # run.log records the whole command line
+    command = {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check,
+               "spectrum": _spectrum}[args.command]
+    if args.command == "run":
+        return _on_every_rank(command, args)
+    return _one_line_errors(command, args)
+
+
+def _on_every_rank(command, args) -> int:
+    """A run started by mpirun: an error every rank meets alike (a case, a model, a checkpoint)
+    is printed by rank 0 and ends every rank with its code; any other error on one rank is
+    printed with the rank and ends all of them (MPI_Abort): no rank waits for a lost one."""
+    from .parallel.comm import world
+    comm = world()
+    if comm.size == 1:
+        return _one_line_errors(command, args)
     try:
-        return {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check,
-                "spectrum": _spectrum}[args.command](args)
-    except (CaseError, ValueError, RuntimeError) as err:
-        print(f"taichiflow: error: {err}", file=sys.stderr)
+        code = _one_line_errors(command, args, quiet=comm.rank > 0, collective_only=True)
+    except BaseException as err:  # noqa: BLE001  (this rank alone: stop them all)
+        print(f"taichiflow: error (rank {comm.rank}): {type(err).__name__}: {err}", file=sys.stderr)
+        comm.abort(1)
+        raise
+    return code
+
+
+def _one_line_errors(command, args, quiet: bool = False, collective_only: bool = False) -> int:
+    """The command, its expected errors as one line and an exit code (quiet: the line not
+    printed; collective_only: only the errors every rank meets alike, others propagate)."""
+    from .errors import CheckpointError, ModelError
+    say = (lambda line: None) if quiet else (lambda line: print(line, file=sys.stderr))
+    try:
+        return command(args)
+    except (CaseError, ModelError, CheckpointError) as err:
+        say(f"taichiflow: error: {err}")
+        return 1
+    except (ValueError, RuntimeError) as err:
+        if collective_only:
+            raise
+        say(f"taichiflow: error: {err}")
         return 1
     except OSError as err:  # a folder that cannot be written (read-only, full disk, not a folder)
-        print(f"taichiflow: error: {describe_os_error(err)}", file=sys.stderr)
+        if collective_only:
+            raise
+        say(f"taichiflow: error: {describe_os_error(err)}")
         return 1
     except KeyboardInterrupt:  # before a run's own Ctrl-C handling is in place (start-up, compiling)
-        print("taichiflow: interrupted (Ctrl-C)", file=sys.stderr)
+        say("taichiflow: interrupted (Ctrl-C)")
         return 130
 
 

@@ -161,7 +161,7 @@ def _fmt_float(x) -> str:
     return repr(float(x))
 
 
-def write_vti(path, cells, lower, spacing, arrays, time=None):
+def write_vti(path, cells, lower, spacing, arrays, time=None, first=None):
     """Write cell-centred fields on a uniform grid as a VTK XML ImageData file.
 
     Raw appended binary keeps files compact and exact (no ASCII rounding) while
@@ -169,7 +169,9 @@ def write_vti(path, cells, lower, spacing, arrays, time=None):
     shape `cells` (scalar) or `cells + (m,)` (m-component vector, m >= 2),
     indexed [i, j, k] = [x, y, z]; it is written x-fastest as VTK requires.
     Floats keep Float32/Float64, bools become UInt8, other integers Int32/Int64.
-    `time`, if given, is stored as FieldData "TIME" (shown by ParaView).
+    `time`, if given, is stored as FieldData "TIME" (shown by ParaView). `first`: the
+    index of the first cell where the file is one piece of a larger grid (a rank's block,
+    listed in a .pvti, write_pvti); `lower` is then the whole grid's.
     The file is replaced atomically.
     """
     ndim = len(tuple(cells))
@@ -229,7 +231,8 @@ def write_vti(path, cells, lower, spacing, arrays, time=None):
             out.append(f'{xml}{offset}"/>')  # offset from the "_" marker
             offset += 8 + data.nbytes  # UInt64 byte-count header + payload
 
-    extent = " ".join(f"0 {n}" for n in c3)
+    f3 = _pad3(tuple(int(i) for i in first), 0, "first") if first is not None else (0, 0, 0)
+    extent = " ".join(f"{i} {i + n}" for i, n in zip(f3, c3))
     head = [
         '<?xml version="1.0"?>',
         '<VTKFile type="ImageData" version="1.0" byte_order="LittleEndian" '
@@ -298,7 +301,11 @@ def _read_head(path, chunk=1 << 16) -> bytes:
 def map_vti_arrays(path) -> dict:
     """The cell arrays of a file written by write_vti, memory-mapped read-only in VTK order
     (x fastest; one row per cell, components in columns): a range over a whole series then
-    reads only the array it needs from each file, without VTK."""
+    reads only the array it needs from each file, without VTK. Of a .pvti, each array is its
+    pieces' one after the other (cells in no grid order: for ranges, not for pictures)."""
+    if os.fspath(path).endswith(".pvti"):
+        pieces = [map_vti_arrays(piece) for piece, _ in _pvti_pieces(path)]
+        return {name: np.concatenate([p[name] for p in pieces]) for name in pieces[0]}
     root, base, htype = _parse_header(_read_head(path), path)
     img = root.find("ImageData")
     ext = [int(v) for v in img.get("WholeExtent").split()]
@@ -328,6 +335,8 @@ def read_vti(path):
     plus a trailing component axis for vectors), C-contiguous.
     Only raw appended encoding (what write_vti produces) is supported.
     """
+    if os.fspath(path).endswith(".pvti"):
+        return read_pvti(path)
     with open(path, "rb") as f:
         raw = f.read()
     root, base, htype = _parse_header(raw, path)
@@ -375,7 +384,79 @@ def read_vti(path):
         else:
             a = flat.reshape(c3[::-1] + (m,)).transpose(2, 1, 0, 3).reshape(cells_nd + (m,))
         arrays[el.get("Name")] = np.ascontiguousarray(a, dtype=dt)
-    meta = {"cells": c3, "origin": origin, "spacing": spacing, "time": time, "ndim": ndim}
+    meta = {"cells": c3, "origin": origin, "spacing": spacing, "time": time, "ndim": ndim,
+            "first": tuple(ext[2 * d] for d in range(3))}
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------
+# Parallel ImageData (.pvti): the pieces of a grid split over MPI ranks
+# --------------------------------------------------------------------------
+
+def array_spec(name, array, ndim: int) -> tuple:
+    """(numpy dtype, components) in which write_vti stores `array` on a grid of ndim axes."""
+    a = np.asarray(array)
+    return _vtk_dtype(a, str(name)), (a.shape[-1] if a.ndim == ndim + 1 else 1)
+
+
+def write_pvti(path, cells, lower, spacing, pieces, arrays, time=None):
+    """A .pvti over pieces written by write_vti: pieces are (first cell, cells, file name
+    relative to the .pvti's folder), arrays name -> (numpy dtype, components) as the pieces
+    hold them. ParaView and PyVista read the whole grid through it; read_vti too."""
+    ndim = len(tuple(cells))
+    c3 = _pad3(tuple(int(c) for c in cells), 1, "cells")
+    o3 = _pad3(tuple(float(x) for x in lower), 0.0, "lower")
+    s3 = _pad3(tuple(float(x) for x in spacing), float(spacing[0]), "spacing")
+    whole = " ".join(f"0 {n}" for n in c3)
+    declared = [f'      <PDataArray type="{_VTK_TYPES[np.dtype(dt).newbyteorder("<")]}" Name={quoteattr(name)} '
+                f'NumberOfComponents="{m}"/>' for name, (dt, m) in arrays.items()]
+    listed = []
+    for first, piece_cells, source in pieces:
+        f3 = _pad3(tuple(int(i) for i in first), 0, "first")
+        n3 = _pad3(tuple(int(n) for n in piece_cells), 1, "cells")
+        extent = " ".join(f"{i} {i + n}" for i, n in zip(f3, n3))
+        listed.append(f'    <Piece Extent="{extent}" Source={quoteattr(str(source))}/>')
+    text = "\n".join([
+        '<?xml version="1.0"?>',
+        '<VTKFile type="PImageData" version="1.0" byte_order="LittleEndian" header_type="UInt64">',
+        f'  <PImageData WholeExtent="{whole}" GhostLevel="0" Origin="{" ".join(_fmt_float(x) for x in o3)}" '
+        f'Spacing="{" ".join(_fmt_float(x) for x in s3)}">',
+        f'    <!-- taichiflow: ndim {ndim}, time {"" if time is None else _fmt_float(time)} -->',
+        "    <PCellData>", *declared, "    </PCellData>", *listed,
+        "  </PImageData>", "</VTKFile>", ""])
+    with _AtomicWriter(path) as f:
+        f.write(text.encode("utf-8"))
+
+
+def _pvti_pieces(path) -> list:
+    """[(piece path, its first cell)] of a .pvti."""
+    root = ET.parse(os.fspath(path)).getroot()
+    image = root.find("PImageData")
+    if root.get("type") != "PImageData" or image is None:
+        raise ValueError(f"{path}: not a PImageData file")
+    folder = os.path.dirname(os.fspath(path))
+    return [(os.path.join(folder, p.get("Source")), tuple(int(v) for v in p.get("Extent").split()[::2]))
+            for p in image.findall("Piece")]
+
+
+def read_pvti(path):
+    """(meta, arrays) of the whole grid of a .pvti, its pieces put in place (read_vti's form)."""
+    root = ET.parse(os.fspath(path)).getroot()
+    ext = [int(v) for v in root.find("PImageData").get("WholeExtent").split()]
+    c3 = tuple(ext[2 * d + 1] - ext[2 * d] for d in range(3))
+    meta, arrays = None, {}
+    for piece, first in _pvti_pieces(path):
+        piece_meta, piece_arrays = read_vti(piece)
+        if meta is None:
+            meta = {**piece_meta, "cells": c3, "first": (0, 0, 0)}
+            cells_nd = c3[:meta["ndim"]]
+        window = tuple(slice(f, f + n) for f, n in zip(first, piece_meta["cells"]))[:meta["ndim"]]
+        for name, values in piece_arrays.items():
+            if name not in arrays:
+                arrays[name] = np.empty(cells_nd + values.shape[meta["ndim"]:], dtype=values.dtype)
+            arrays[name][window] = values
+    if meta is None:
+        raise ValueError(f"{path}: no pieces")
     return meta, arrays
 
 

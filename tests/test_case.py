@@ -172,6 +172,7 @@ def test_defaults_filled(tmp_path):
         "model": {"name": "euler", "params": {}},
         "run": {"precision": "auto", "arch": "auto", "fast_math": "auto", "keep_last_good": True, "segment": [],
                 "block_dim": 0, "reconstruct": "auto", "shuffle": "auto", "fuse": "auto"},
+        "parallel": {"ranks": []},
         "materials": {},
         "grid": {"cells": [100], "lower": [0.0], "upper": [1.0]},
         "scheme": {"method": "finite_volume", "reconstruction": "weno5", "limiter": "mc", "theta": 1.5, "weno_epsilon": 1e-6,

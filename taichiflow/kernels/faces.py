@@ -40,6 +40,7 @@ class SweepContext(NamedTuple):
     cells: tuple
     dx: tuple
     lower: tuple
+    offset: tuple          # the block's first cell in the whole grid (a decomposed grid), else ()
     inv_dx: list
     U: object
     U0: object

@@ -2,26 +2,49 @@
 
 The solver calls `exchange_ghosts(W)` after every kernel that writes W (the ghost layers of
 faces between blocks come from the neighbouring block; faces on the grid's boundary are
-filled by kernels/boundaries.py), and reduces the step check's results over the blocks
-before the device clock plans the next dt: `reduce_global` for a check read back on the
-host, `reduce_global_in_step` inside a batch of steps (between merging the check's slots and
-planning dt). On one block all of them are no-ops (SingleBlock), so a one-rank run launches
-exactly the kernels it always did.
+filled by kernels/boundaries.py); `reduce_check` after a check read back on the host, and
+`finish_step` inside a batch of steps in place of the check's own finish (merge the slots,
+reduce over the blocks, then let the device clock plan the next dt); the diagnostics reduce
+their block's values through `combine`. On one block all of them are the single-block
+kernels alone (SingleBlock), so a one-rank run launches exactly the kernels it always did;
+kernels/exchange.py is the MPI one.
 """
+
+import numpy as np
 
 
 class SingleBlock:
     """The whole grid on one device: nothing to exchange or reduce."""
 
     ranks = 1
+    rank = 0
 
     def exchange_ghosts(self, W) -> None:
         """Ghost layers of W on faces shared with other blocks: none here."""
 
-    def reduce_global(self, rate: float, bad):
-        """(max rate, first bad cell) over every block, from this block's."""
+    def reduce_check(self, check, rate: float, bad):
+        """(max rate, first bad cell) over every block, from this block's (check: the step
+        check, whose model globals are this block's)."""
         return rate, bad
 
-    def reduce_global_in_step(self, check) -> None:
-        """The step check's merged rate, bad cell and model globals over every block: one block
-        already has them."""
+    def finish_step(self, check) -> None:
+        """Merge the step's check, reduce it over the blocks and plan the next dt: one kernel here."""
+        check.finish_step()
+
+    def combine(self, values: np.ndarray, how: str) -> np.ndarray:
+        """A block's reduced values over every block: how is "sum", "min" or "max"."""
+        return values
+
+    def global_index(self, linear_index: int) -> int:
+        """A cell's linear index in the whole grid from its index in this block."""
+        return linear_index
+
+    def owner(self, global_index: int) -> tuple:
+        """(rank, this block's linear index of the cell or None where another rank owns it)."""
+        return 0, global_index
+
+    def bcast(self, value, root: int = 0):
+        return value
+
+    def any(self, flag: bool) -> bool:
+        return bool(flag)

@@ -7,9 +7,13 @@ from taichi.lang import impl
 from ..layout import component
 
 
-def cell_center(I, lower, dx):
-    """Coordinates (x, y, z) of the centre of cell I; zeros beyond the grid's dimension."""
-    coords = [lower[d] + (component(I, d) + 0.5) * dx[d] for d in range(len(dx))]
+def cell_center(I, lower, dx, offset=()):
+    """Coordinates (x, y, z) of the centre of cell I of a block whose first cell is `offset` in
+    the whole grid (() for the whole grid); zeros beyond the grid's dimension."""
+    if offset:
+        coords = [lower[d] + (component(I, d) + offset[d] + 0.5) * dx[d] for d in range(len(dx))]
+    else:
+        coords = [lower[d] + (component(I, d) + 0.5) * dx[d] for d in range(len(dx))]
     return ti.Vector(coords + [0.0] * (3 - len(dx)))
 
 

@@ -171,6 +171,26 @@ class StepCheck:
 
         self.primitives, self.check_and_primitives = primitives, check_and_primitives
         self.combine_check, self.finish_step = combine_check, finish_step
+        self.n_globals_used = len(model_globals)
+        self._block_kernels = _block_kernels(self, clock, global_keys, start_merge, merge_slot, publish_globals,
+                                             n_globals=max(len(model_globals), 1))
+
+    # --- a grid of several blocks (kernels/exchange.py): the finish split around the reduction -----
+    def merge_for_blocks(self):
+        """(running, max rate key, bad cell, the model's global keys...) of this block's step,
+        the slots merged but nothing planned (finish_merged plans)."""
+        return self._block_kernels.merge()
+
+    def finish_merged(self, rate_key: int, bad: int, keys) -> None:
+        """The device clock finishes the step with the values of every block."""
+        self._block_kernels.finish(rate_key, bad, np.asarray(keys, dtype=np.int64))
+
+    def global_key_values(self) -> np.ndarray:
+        return self._block_kernels.global_key_field.to_numpy()
+
+    def set_global_keys(self, keys) -> None:
+        """The model's globals from their keys over every block (after a check)."""
+        self._block_kernels.set_keys(np.asarray(keys, dtype=np.int64))
 
     def check(self) -> tuple:
         """W, the CFL rate and admissibility of U: (max rate, bad cell's linear index or None)."""
@@ -184,6 +204,60 @@ class StepCheck:
         count = int(self.repair_slots.to_numpy().sum())
         self.repair_slots.fill(0)
         return count
+
+
+class _BlockKernels:
+    """The kernels of StepCheck that only a decomposed grid launches (compiled on first use)."""
+
+    def __init__(self, merge, finish, set_keys, global_key_field):
+        self.merge, self._finish, self._set_keys = merge, finish, set_keys
+        self.global_key_field = global_key_field
+
+    def finish(self, rate_key, bad, keys):
+        self._finish(rate_key, bad, keys)
+
+    def set_keys(self, keys):
+        self._set_keys(keys)
+
+
+def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals, n_globals: int):
+    """merge (the check's slots, as finish_step merges them, without planning), finish (set the
+    reduced values, publish the globals, plan) and set_keys (after a host check)."""
+    slots, max_rate_key, bad_cell = REDUCTION_SLOTS, check.max_rate, check.bad_cell
+
+    @ti.kernel
+    def merge() -> ti.types.vector(3 + n_globals, ti.i64):
+        running = clock.counts[HALT] == RUNNING
+        if running:
+            start_merge()
+        for s in range(slots):
+            merge_slot(s)
+        out = ti.Vector.zero(ti.i64, 3 + n_globals)
+        out[0] = ti.cast(running, ti.i64)
+        out[1] = max_rate_key[None]
+        out[2] = bad_cell[None]
+        for k in ti.static(range(n_globals)):
+            out[3 + k] = global_keys[None][k]
+        return out
+
+    @ti.kernel
+    def finish(rate_key: ti.i64, bad: ti.i64, keys: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+        running = clock.counts[HALT] == RUNNING
+        max_rate_key[None] = rate_key
+        for k in ti.static(range(n_globals)):
+            global_keys[None][k] = keys[k]
+        if running:
+            publish_globals()
+        clock.finish(ordered_value(max_rate_key[None]), bad, int64_max())
+        bad_cell[None] = int64_max()
+
+    @ti.kernel
+    def set_keys(keys: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+        for k in ti.static(range(n_globals)):
+            global_keys[None][k] = keys[k]
+        publish_globals()
+
+    return _BlockKernels(merge, finish, set_keys, global_keys)
 
 
 class FallbackCounter:
@@ -261,20 +335,28 @@ class Diagnostics:
         self.cell_count = int(np.prod(cells))
         self._reduce, self._combine = _diagnostics_kernels(self, cells, U, W, dx)
 
-    def reduce(self, volume: float):
-        """(f64 totals of U times the cell volume, min of W, max of W, {column: reduced field})."""
+    def reduce(self, volume: float, blocks=None):
+        """(f64 totals of U times the cell volume, min of W, max of W, {column: reduced field}),
+        over every block of a decomposed grid (`blocks`: its halo, kernels/halo.py)."""
         self._reduce()
         self._combine()
-        keys, sums = from_ordered_bits(self.reduced_keys.to_numpy()), self.reduced_sums.to_numpy()
-        finish = {"sum": lambda r: sums[r] * volume, "rms": lambda r: np.sqrt(sums[r] / self.cell_count)}
+        combine = blocks.combine if blocks is not None else (lambda values, how: values)
+        keys, sums = self.reduced_keys.to_numpy(), combine(self.reduced_sums.to_numpy(), "sum")
+        for r, (_, how) in enumerate(self.reduced):
+            if how in ("max", "min"):
+                keys[r] = combine(keys[r:r + 1], how)[0]
+        keys = from_ordered_bits(keys)
+        count = combine(np.array([self.cell_count], dtype=np.int64), "sum")[0]
+        finish = {"sum": lambda r: sums[r] * volume, "rms": lambda r: np.sqrt(sums[r] / count)}
         derived = {f"{how}_{name}": float(finish[how](r) if how in finish else keys[r])
                    for r, (name, how) in enumerate(self.reduced)}
-        return (self.totals.to_numpy() * volume, from_ordered_bits(self.w_min.to_numpy()),
-                from_ordered_bits(self.w_max.to_numpy()), derived)
+        return (combine(self.totals.to_numpy(), "sum") * volume,
+                from_ordered_bits(combine(self.w_min.to_numpy(), "min")),
+                from_ordered_bits(combine(self.w_max.to_numpy(), "max")), derived)
 
-    def values(self, volume: float) -> list:
+    def values(self, volume: float, blocks=None) -> list:
         """One diagnostics row's reduced values, in the order of `columns`."""
-        totals, w_min, w_max, derived = self.reduce(volume)
+        totals, w_min, w_max, derived = self.reduce(volume, blocks)
         row = [float(x) for x in totals]
         for lo, hi in zip(w_min, w_max):
             row += [float(lo), float(hi)]

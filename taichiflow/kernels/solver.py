@@ -36,14 +36,19 @@ from .transfer import StateTransfer
 
 
 class Grid(NamedTuple):
-    """The block of cells a solver holds and its extent."""
+    """The block of cells a solver holds: the whole grid's extent, and for a block of a
+    decomposed grid (MPI) its first cell and the whole grid's cells. The cell width is the whole
+    grid's, to the bit, on every block."""
     cells: tuple
     lower: tuple
     upper: tuple
+    offset: tuple = ()   # the block's first cell in the whole grid; () for the whole grid
+    whole: tuple = ()    # the whole grid's cells; () for the whole grid
 
     @property
     def dx(self) -> tuple:
-        return tuple((float(b) - float(a)) / n for a, b, n in zip(self.lower, self.upper, self.cells))
+        cells = self.whole or self.cells
+        return tuple((float(b) - float(a)) / n for a, b, n in zip(self.lower, self.upper, cells))
 
 
 class Boundaries(NamedTuple):
@@ -62,6 +67,7 @@ class Solver:
         self.dim = plan.dim
         self.lower = tuple(float(x) for x in grid.lower)
         self.dx = grid.dx
+        self.offset = tuple(int(i) for i in grid.offset)
         self.dtype = phys.dtype
         self.halo = halo or SingleBlock()
         n_globals = max(len(phys.model.globals), 1)
@@ -115,6 +121,7 @@ class Solver:
                               phys.globals_field)
         n_conserved = phys.U.n
         ctx = SweepContext(phys=phys, plan=plan, dtype=self.dtype, cells=cells, dx=self.dx, lower=self.lower,
+                           offset=self.offset,
                            inv_dx=[1.0 / h for h in self.dx], U=self.U, U0=self.U0, R=self.R, W=self.W,
                            fallbacks=self.fallback_counter.fallbacks, clock=self.clock,
                            to_normal_W=[phys.W.rotation(d, True) for d in range(dim)],
@@ -154,7 +161,7 @@ class Solver:
         """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
         rate, bad = self.step_check.check()
         self.halo.exchange_ghosts(self.W)
-        return self.halo.reduce_global(rate, bad)
+        return self.halo.reduce_check(self.step_check, rate, bad)
 
     def step(self, dt: float, t: float, retry: bool = False):
         """One time step of dt from t; `check_state` must have run on the current U. retry: with
@@ -170,8 +177,7 @@ class Solver:
             self._launch_stages()
             check.check_and_primitives(0)
             self.halo.exchange_ghosts(self.W)
-            self.halo.reduce_global_in_step(check)
-            check.finish_step()
+            self.halo.finish_step(check)
 
     def _launch_stages(self, retry: bool = False):
         sweeps = self._sweeps[1 if retry else 0]
@@ -217,14 +223,15 @@ class Solver:
         return float(np.prod(self.dx))
 
     def reductions(self):
-        """f64 totals of U (times cell volume), min/max of prim(U) and the model's reduced fields."""
+        """f64 totals of U (times cell volume), min/max of prim(U) and the model's reduced fields,
+        over every block."""
         self._gradients_ready()
-        return self.diagnostics.reduce(self.cell_volume)
+        return self.diagnostics.reduce(self.cell_volume, self.halo)
 
     def diagnostic_values(self) -> list:
-        """One diagnostics row's reduced values (Diagnostics.values)."""
+        """One diagnostics row's reduced values (Diagnostics.values), over every block."""
         self._gradients_ready()
-        return self.diagnostics.values(self.cell_volume)
+        return self.diagnostics.values(self.cell_volume, self.halo)
 
     def _gradients_ready(self):
         """The model's reduced fields of gradients read W with its ghost layers: computed here
@@ -234,10 +241,12 @@ class Solver:
             self.refresh_primitives()
 
     def take_repair_count(self) -> int:
-        return self.step_check.take_repair_count()
+        """Cells the model repaired since the last call, in every block."""
+        return int(self.halo.combine(np.array([self.step_check.take_repair_count()], dtype=np.int64), "sum")[0])
 
     def take_fallback_count(self) -> int:
-        return self.fallback_counter.take()
+        """Face states replaced by first-order ones since the last call, in every block."""
+        return int(self.halo.combine(np.array([self.fallback_counter.take()], dtype=np.int64), "sum")[0])
 
     def cell(self, linear_index: int) -> tuple:
         return tuple(int(i) for i in np.unravel_index(linear_index, self.cells))

@@ -25,7 +25,7 @@ class StageUpdate(NamedTuple):
 def make_stage_update(ctx: SweepContext, last: bool) -> StageUpdate:
     """The loads and the update of a sweep; `last`: the stage's last sweep, which updates U."""
     phys, U, U0, R, W = ctx.phys, ctx.U, ctx.U0, ctx.R, ctx.W
-    dtype, lower, dx = ctx.dtype, ctx.lower, ctx.dx
+    dtype, lower, dx, offset = ctx.dtype, ctx.lower, ctx.dx, ctx.offset
     n_conserved = phys.U.n
     has_source = "source" in phys.model.functions
     has_after_step = "after_step" in phys.model.functions
@@ -59,7 +59,7 @@ def make_stage_update(ctx: SweepContext, last: bool) -> StageUpdate:
                 r += a * r_old
         if ti.static(last):
             if ti.static(has_source):
-                r += dt * phys.source(u, W[I], cell_center(I, lower, dx), t)
+                r += dt * phys.source(u, W[I], cell_center(I, lower, dx, offset), t)
             u_new = c1 * u + c2 * r
             if ti.static(flags.use_u0):  # low-storage schemes never read U0
                 if stage_bits & USE_U0:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 
 import taichi as ti
 
@@ -12,8 +13,14 @@ from ..errors import SimulationError
 VERBOSE = False
 
 
-def init_taichi(arch: str, precision: str, fast_math) -> tuple[str, str, bool]:
-    """ti.init for the run; resolves "auto" settings and returns (arch, precision, fast_math)."""
+def init_taichi(arch: str, precision: str, fast_math, local_rank: int = 0, ranks: int = 1) -> tuple[str, str, bool]:
+    """ti.init for the run; resolves "auto" settings and returns (arch, precision, fast_math).
+    One of several MPI ranks sees only its local rank's GPU (Taichi's CUDA backend uses device 0)."""
+    if ranks > 1 and arch != "cpu":
+        from ..parallel.comm import local_gpu
+        gpu = local_gpu(local_rank)
+        if gpu is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     if arch == "auto":
         arch = "cuda" if has_cuda() else "cpu"
     if precision == "auto":

@@ -17,7 +17,9 @@ from ..loadcheck import check_model
 from ..model import load_model
 from ..bound_model import BoundModel
 from ..requirements import check_case_against_model
+from ..parallel.comm import world
 from .backend import init_taichi
+from .blocks import halo_of, share_of
 from .limits import check_limits
 from .states import resolve_states
 
@@ -39,12 +41,13 @@ def boundary_kinds(case: dict) -> tuple:
     return tuple(tuple(case["boundary"]["xyz"[d]]) for d in range(len(case["grid"]["cells"])))
 
 
-def plan_for(case: dict, arch: str, precision: str):
-    """The kernel plan of a loaded case ([scheme], [run], the grid and its boundaries)."""
+def plan_for(case: dict, arch: str, precision: str, cells=None, kinds=None):
+    """The kernel plan of a loaded case ([scheme], [run], the grid and its boundaries), or of a
+    block of its grid (cells, and its faces' kinds)."""
     where = case.get("_source", "<case>")
     try:
-        return kernel_plan.resolve(case["scheme"], case["run"], arch, precision, case["grid"]["cells"],
-                                   boundary_kinds(case))
+        return kernel_plan.resolve(case["scheme"], case["run"], arch, precision, cells or case["grid"]["cells"],
+                                   kinds or boundary_kinds(case))
     except ValueError as err:
         raise CaseError(f"{where}: {err}") from None
 
@@ -93,7 +96,9 @@ def build(case: dict) -> Built:
     in place (the resolved case is what the output folder records)."""
     where = case.get("_source", "<case>")
     run = case["run"]
-    arch, precision, fast_math = init_taichi(run["arch"], run["precision"], run["fast_math"])
+    comm = world()
+    arch, precision, fast_math = init_taichi(run["arch"], run["precision"], run["fast_math"], comm.local_rank,
+                                             comm.size)
     run.update(arch=arch, precision=precision, fast_math=fast_math)
     dtype = ti.f32 if precision == "f32" else ti.f64
     model = load_case_model(case)
@@ -106,15 +111,22 @@ def build(case: dict) -> Built:
     inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
               for face, state in inflow_states.items()}
     plan = plan_for(case, arch, precision)
+    share = share_of(case, comm, boundary_kinds(case), plan.ghost)
+    if share.decomposition is not None:  # (the kernels of this rank's block)
+        plan = plan_for(case, arch, precision, share.cells, share.kinds)
     check_limits(case, plan, model, where)
-    grid = Grid(tuple(case["grid"]["cells"]), tuple(case["grid"]["lower"]), tuple(case["grid"]["upper"]))
+    whole = tuple(case["grid"]["cells"])
+    lower, upper = tuple(case["grid"]["lower"]), tuple(case["grid"]["upper"])
+    grid = Grid(share.cells, lower, upper, share.offset, whole if share.offset else ())
     phys = BoundModel(model, params, dtype)
     try:  # (before the solver: a bad [initial] table fails before anything compiles)
-        fill = make_initial_fill(initial, layout, grid.cells, grid.lower, grid.upper, params, dtype,
+        fill = make_initial_fill(initial, layout, whole, lower, upper, params, dtype,
+                                 block_offset=share.offset or None, block_cells=share.cells,
                                  average=cell_average(case, phys))
     except ValueError as err:
         raise ModelError(f"{where}: {err}") from None
-    solver = Solver(phys, plan, grid, Boundaries(boundary_kinds(case), inflow))
+    halo = halo_of(share, comm, plan.ghost, layout.n, dtype)
+    solver = Solver(phys, plan, grid, Boundaries(share.kinds, inflow), halo=halo)
     fill(solver.W)
     solver.transfer.conserve()
     return Built(arch, precision, fast_math, model, params, plan, solver, shock_jump)

@@ -14,7 +14,8 @@ from pathlib import Path
 from .. import checkpoint
 from ..errors import RunInterrupted, SimulationError
 from . import folder as run_folder
-from .log import RunLog, append
+from ..parallel.comm import on_root, world
+from .log import NoLog, RunLog, append
 from .same_case import check_allowed
 
 
@@ -73,6 +74,7 @@ def ending(err: BaseException) -> str:
 
 def run_command(args, max_wall_time: float = 0.0) -> int:
     """`taichiflow run`: 0 done, 2 failed (bad state), 3 stopped with a checkpoint; errors raise."""
+    comm = world()
     folder = named_folder(args)
     try:
         from ..case import load_case
@@ -81,13 +83,15 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
         case = load_case(args.case, overrides(args))
         loaded = find_checkpoint(args)
         out = folder or Path("out") / case["case"]["name"]
-        run_folder.claim(out, loaded.path if loaded else None, args.overwrite)
+        on_root(comm, lambda: run_folder.claim(out, loaded.path if loaded else None, args.overwrite))
     except BaseException as err:
-        if folder is not None and run_folder.may_write(folder, continues_own_run(args, folder)):
+        if comm.rank == 0 and folder is not None and run_folder.may_write(folder, continues_own_run(args, folder)):
             append(folder / run_folder.LOG, command_line(args.argv), ending(err))
         raise
-    out.mkdir(parents=True, exist_ok=True)
-    with RunLog(out / run_folder.LOG, echo=not args.quiet) as log:
+    on_root(comm, lambda: out.mkdir(parents=True, exist_ok=True))
+    if comm.rank > 0:  # (rank 0 logs and prints for the run; every rank computes)
+        args.quiet = True
+    with (RunLog(out / run_folder.LOG, echo=not args.quiet) if comm.rank == 0 else NoLog()) as log:
         log.write(command_line(args.argv))
         for path, why in loaded.skipped if loaded else ():
             log.warn(f"skipped {path}: {why}")
@@ -115,14 +119,17 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
         stats = sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed, log=log.write)
     except RunInterrupted as err:
         log.record(f"STOPPED: {err}")
-        print(f"taichiflow: {err}", file=sys.stderr)
+        if world().rank == 0:
+            print(f"taichiflow: {err}", file=sys.stderr)
         return 3
     except SimulationError as err:
         log.record(f"FAILED: {err}")
-        print(f"taichiflow: error: {err}", file=sys.stderr)
+        if world().rank == 0:
+            print(f"taichiflow: error: {err}", file=sys.stderr)
         return 2
     log.write(summary(stats))
-    print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
+    if world().rank == 0:
+        print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
     return 0
 
 

@@ -11,6 +11,7 @@ from .. import case as case_mod
 from ..errors import RunInterrupted, SimulationError
 from ..io import DiagnosticsCSV
 from ..kernels import clock as device_clock
+from ..parallel.comm import on_root, world
 from .build import build
 from .failure import advice, bad_cell_message
 from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests
@@ -22,6 +23,23 @@ from .stopping import RunStopped, StopFlag, output_times
 # Steps run between two read backs of the device clock (a synchronisation each) when nothing
 # needs the state in between; a bad step halts the clock, so the rest of a batch does nothing.
 STEPS_PER_READ_BACK = 16
+
+
+class NoRows:
+    """The diagnostics file of a rank other than 0: the rows are reduced on every rank (their
+    reductions are collective), written by rank 0 alone."""
+
+    def write(self, row):
+        pass
+
+    def flush(self, sync=True):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class Simulation:
@@ -112,13 +130,18 @@ class Simulation:
             self._fail(bad)
 
     def _fail(self, linear_index: int):
-        """Stop on a bad cell: say where and what, step back to the last good state and write it."""
+        """Stop on a bad cell (its linear index in the whole grid): say where and what, step back
+        to the last good state and write it. On several ranks every rank comes here together
+        (the bad cell is reduced over them) and the cell's rank tells the others its state."""
         solver = self.solver
-        cell = solver.cell(linear_index)
-        w = [float(v) for v in solver.primitive_array()[cell]]
+        rank, local = solver.halo.owner(linear_index)
+        cell = tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
+        w = [float(v) for v in solver.primitive_array()[solver.cell(local)]] if local is not None else None
+        w = solver.halo.bcast(w, root=rank)
         when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
                 else "initial state")
-        message = bad_cell_message(self.model, w, cell, when)
+        where = f"{cell} on rank {rank}" if solver.halo.ranks > 1 else cell
+        message = bad_cell_message(self.model, w, where, when)
         if self.step_count and not solver.restore_last_good():
             message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
                         "snapshot and checkpoint are the newest good output. " + self._advice())
@@ -172,10 +195,13 @@ class Simulation:
         cell_count = int(np.prod(self.cells))
         first_step = self.step_count
         stats = {"cells": cell_count, "first_step": first_step}
-        csv = DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=restarted)
+        root = self.solver.halo.rank == 0  # (on several ranks, rank 0 writes what the run has once)
+        csv = (DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=restarted) if root
+               else NoRows())
         start = wallclock.perf_counter()
         stop = StopFlag(max_wall_time, start)
-        bar = Progress(self.end_time, cell_count, enabled=not self.quiet, first_step=first_step, first_time=self.t)
+        bar = Progress(self.end_time, cell_count, enabled=root and not self.quiet, first_step=first_step,
+                       first_time=self.t)
         with csv, bar, stop:
             if not restarted:
                 csv.write(self.diagnostics_row())
@@ -216,11 +242,15 @@ class Simulation:
         the resolved case and continue from the checkpoint. Returns whether it restarted."""
         loaded = as_loaded(restart) if restart else None
         changes = check_restart(self, loaded, allow_change) if loaded else []
-        claim(self.out_dir, loaded.path if loaded else None, overwrite)
-        for line in ([f"restarting from {loaded.path}"] if loaded else []) + changes:
-            log(line)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / "case.toml").write_text(case_mod.dump_toml(self.case))
+
+        def claim_and_record():
+            claim(self.out_dir, loaded.path if loaded else None, overwrite)
+            for line in ([f"restarting from {loaded.path}"] if loaded else []) + changes:
+                log(line)
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            (self.out_dir / "case.toml").write_text(case_mod.dump_toml(self.case))
+
+        on_root(world(), claim_and_record)
         if loaded:
             apply_restart(self, loaded)
         return loaded is not None

@@ -36,6 +36,25 @@ class RunLog:
         return False
 
 
+class NoLog:
+    """The log of a rank other than 0 of an MPI run: rank 0 keeps the run's one log."""
+
+    def write(self, message: str):
+        pass
+
+    def record(self, message: str):
+        pass
+
+    def warn(self, message: str):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def append(path, *messages: str) -> None:
     """Lines added to a log that no run holds open (an attempt that ended before its run began)."""
     with RunLog(Path(path), echo=False) as log:

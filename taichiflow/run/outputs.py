@@ -12,7 +12,7 @@ import math
 import time as wallclock
 from pathlib import Path
 
-from ..io import PvdSeries, write_vti
+from ..io import PvdSeries, array_spec, write_pvti, write_vti
 from .stopping import RunStopped, checkpoint_due
 
 
@@ -50,18 +50,41 @@ class Outputs:
         return out
 
     def write_snapshot(self) -> Path:
+        """The current state as a snapshot: one .vti, or on several ranks each rank's block as a
+        piece and a .pvti over them (rank 0 lists it in series.pvd)."""
         sim = self.sim
-        if self.series is None:
+        halo = sim.solver.halo
+        if self.series is None and halo.rank == 0:
             self.series = PvdSeries(sim.out_dir / "series.pvd")
         self.snapshot_index += 1
-        name = f"snapshot_{self.snapshot_index:05d}.vti"
+        stem = f"snapshot_{self.snapshot_index:05d}"
+        fields = self.fields()
+        if halo.ranks == 1:
+            name = f"{stem}.vti"
+            write_vti(sim.out_dir / name, tuple(sim.cells), tuple(sim.lower), tuple(sim.solver.dx), fields, time=sim.t)
+        else:
+            name = self._write_pieces(stem, fields)
         path = sim.out_dir / name
-        write_vti(path, tuple(sim.cells), tuple(sim.lower), tuple(sim.solver.dx), self.fields(), time=sim.t)
-        self.series.add(sim.t, name)
+        if halo.rank == 0:
+            self.series.add(sim.t, name)
         self.last_snapshot_time = sim.t
         for listener in self._listeners:
             listener(sim.t, path)
         return path
+
+    def _write_pieces(self, stem: str, fields: dict) -> str:
+        """This rank's block as stem_rNNNN.vti; once every rank has written, rank 0 the .pvti."""
+        sim, halo = self.sim, self.sim.solver.halo
+        piece = lambda rank: f"{stem}_r{rank:04d}.vti"  # noqa: E731
+        write_vti(sim.out_dir / piece(halo.rank), halo.block.cells, tuple(sim.lower), tuple(sim.solver.dx), fields,
+                  time=sim.t, first=halo.block.offset)
+        halo.comm.barrier()
+        if halo.rank == 0:
+            ndim = len(sim.cells)
+            pieces = [(b.offset, b.cells, piece(b.rank)) for b in halo.decomposition.blocks()]
+            write_pvti(sim.out_dir / f"{stem}.pvti", tuple(sim.cells), tuple(sim.lower), tuple(sim.solver.dx), pieces,
+                       {name: array_spec(name, a, ndim) for name, a in fields.items()}, time=sim.t)
+        return f"{stem}.pvti"
 
     # --- diagnostics rows ----------------------------------------------------------------------
     def diagnostics_columns(self) -> list[str]:
@@ -116,7 +139,8 @@ class Checkpoints(Observer):
 
     def after_batch(self, sim):
         since = wallclock.perf_counter() - self.last
-        if checkpoint_due(sim.t, sim.last_dt, self.interval, self.wall, since) and sim.solver.check_state()[1] is None:
+        due = sim.solver.halo.any(checkpoint_due(sim.t, sim.last_dt, self.interval, self.wall, since))  # (all ranks)
+        if due and sim.solver.check_state()[1] is None:
             self.csv.flush()
             sim.write_checkpoint()
             self.last = wallclock.perf_counter()
@@ -130,5 +154,5 @@ class StopRequests(Observer):
 
     def after_batch(self, sim):
         reason = self.stop.reason()
-        if reason:
-            raise RunStopped(reason)
+        if sim.solver.halo.any(bool(reason)):  # (a stop on one rank stops all of them)
+            raise RunStopped(reason or "a stop request on another rank")

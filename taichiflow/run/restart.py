@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from .. import case as case_mod
 from .. import checkpoint
 from ..errors import CheckpointError
@@ -28,7 +30,20 @@ def write_checkpoint(sim) -> Path:
               "snapshot_index": outputs.snapshot_index, "last_snapshot_time": outputs.last_snapshot_time,
               "fallbacks": sim.solver.take_fallback_count(), "case": case_mod.dump_toml(sim.case)}
     outputs.pending_fallbacks = header["fallbacks"]
-    return checkpoint.write(sim.out_dir, sim.solver.conserved_array(), header)
+    halo = sim.solver.halo
+    if halo.ranks == 1:
+        return checkpoint.write(sim.out_dir, sim.solver.conserved_array(), header)
+    # several ranks: each its piece, then rank 0 the manifest over them (written last: a
+    # manifest on disk means every piece is)
+    digest = checkpoint.write_piece(sim.out_dir, sim.step_count, halo.rank, sim.solver.conserved_array())
+    digests = halo.comm.gather(digest)
+    path = sim.out_dir / f"checkpoint_{sim.step_count:09d}.npz"
+    if halo.rank == 0:
+        header["pieces"] = [{"file": checkpoint.piece_name(sim.step_count, b.rank), "offset": list(b.offset),
+                             "cells": list(b.cells), "sha256": d} for b, d in zip(halo.decomposition.blocks(), digests)]
+        path = checkpoint.write(sim.out_dir, np.zeros(0, dtype=sim.solver.conserved_array().dtype), header)
+    halo.comm.barrier()
+    return path
 
 
 def as_loaded(restart) -> checkpoint.Loaded:
@@ -62,15 +77,16 @@ def apply_restart(sim, loaded: checkpoint.Loaded) -> None:
     """Continue from a checked checkpoint: its state and clock, the snapshots and diagnostics
     rows written up to it (later ones, from the run after it, are dropped)."""
     header = loaded.header
-    sim.solver.set_conserved(loaded.state)
+    sim.solver.set_conserved(checkpoint.block_state(loaded, sim.solver.offset, sim.solver.cells))
     sim.t, sim.step_count, sim.last_dt = header["time"], header["step"], header["last_dt"]
     outputs = sim.outputs
     outputs.snapshot_index = header["snapshot_index"]
     outputs.last_snapshot_time = header["last_snapshot_time"]
     outputs.pending_fallbacks = header["fallbacks"]
-    outputs.series = PvdSeries(sim.out_dir / "series.pvd", resume=True)
-    outputs.series.truncate_after(outputs.last_snapshot_time)
-    truncate_diagnostics(sim.out_dir / "diagnostics.csv", sim.step_count)
+    if sim.solver.halo.rank == 0:  # (the run's one series and diagnostics file)
+        outputs.series = PvdSeries(sim.out_dir / "series.pvd", resume=True)
+        outputs.series.truncate_after(outputs.last_snapshot_time)
+        truncate_diagnostics(sim.out_dir / "diagnostics.csv", sim.step_count)
 
 
 def load_checkpoint(sim, path, allow_change=()) -> list[str]:

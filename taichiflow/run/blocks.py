@@ -1,0 +1,56 @@
+"""A rank's share of the grid: its block, the kinds of its faces, and its halo.
+
+On one rank the block is the whole grid and the halo does nothing (kernels/halo.py). On K
+ranks (parallel/comm.py) the grid is split ([parallel] ranks, parallel/decomposition.py): a
+face of the block that borders another block is of the kind NEIGHBOUR (the exchange fills its
+ghost layers, kernels/exchange.py), including across a periodic axis split between ranks; the
+grid's own faces keep the case's kinds.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import CaseError
+from ..kernels.boundaries import NEIGHBOUR
+from ..kernels.halo import SingleBlock
+from ..parallel.decomposition import Decomposition, DecompositionError, choose_dims
+
+
+class RankShare(NamedTuple):
+    cells: tuple          # the block's cells
+    offset: tuple         # its first cell in the grid ((): the whole grid)
+    kinds: tuple          # per axis, the kinds of its lower and upper face
+    decomposition: object  # parallel.decomposition.Decomposition, or None on one rank
+    block: object         # its Block, or None on one rank
+    periodic: tuple = ()  # per axis, whether the grid is periodic along it
+
+
+def share_of(case: dict, comm, kinds: tuple, ghost: int) -> RankShare:
+    """This rank's share of the case's grid (kinds: the grid's faces' kinds per axis)."""
+    cells = tuple(int(n) for n in case["grid"]["cells"])
+    if comm.size == 1:  # (one process holds the whole grid, whatever [parallel] ranks asks of an MPI run)
+        return RankShare(cells, (), kinds, None, None)
+    try:
+        dims = choose_dims(comm.size, cells, case["parallel"]["ranks"], ghost)
+    except DecompositionError as err:
+        raise CaseError(f"{case.get('_source', '<case>')}: {err}") from None
+    decomposition = Decomposition(cells, dims)
+    block = decomposition.block(comm.rank)
+    block_kinds = []
+    for axis, (lower, upper) in enumerate(kinds):
+        periodic = lower == "periodic"
+        faces = []
+        for side, kind in enumerate((lower, upper)):
+            across = decomposition.neighbour(comm.rank, axis, side, periodic)
+            faces.append(NEIGHBOUR if across is not None else kind)
+        block_kinds.append(tuple(faces))
+    periodic = tuple(lower == "periodic" for lower, _ in kinds)
+    return RankShare(block.cells, block.offset, tuple(block_kinds), decomposition, block, periodic)
+
+
+def halo_of(share: RankShare, comm, ghost: int, n_primitive: int, dtype):
+    """The halo of a share: SingleBlock on one rank, the MPI exchange on several."""
+    if share.decomposition is None:
+        return SingleBlock()
+    from ..kernels.exchange import BlockExchange
+    return BlockExchange(comm, share.decomposition, share.block, share.periodic, ghost, n_primitive, dtype)

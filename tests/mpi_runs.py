@@ -1,0 +1,71 @@
+"""Runs for tests/test_mpi.py, under `mpirun -n K python tests/mpi_runs.py FOLDER KIND`: the
+runs of one kind one after the other in one MPI launch (a launch per run would start Python
+and Taichi again each time), each with `taichiflow run` as a user types it.
+
+Kinds: "cases" (the shipped cases the test compares with one rank, small), "restart" (from the
+checkpoint FOLDER/checkpointed/CHECKPOINT given as a third argument), "fail" (a run that meets
+a bad cell on the last rank).
+"""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from taichiflow.cli import main  # noqa: E402
+
+COMMON = ["--quiet", "--arch", "cpu", "--precision", "f64"]
+# name: (case file, settings): every boundary kind, 1D/2D/3D, Euler, two-phase and MHD, WENO5,
+# PLM and finite differences; the splits automatic or asked for
+CASES = {
+    "sod": ("sod.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.1"]),
+    "shu_osher": ("shu_osher.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.3",
+                                     "--set", "scheme.reconstruction='plm'"]),
+    "kelvin_helmholtz": ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.1"]),
+    "sedov3d": ("sedov3d.toml", ["--set", "grid.cells=[12,12,12]", "--set", "time.end=0.004",
+                                 "--set", "boundary.y='wall'", "--set", "scheme.reconstruction='plm'"]),
+    "bubble": ("bubble_collapse.toml", ["--set", "grid.cells=[16,12,12]", "--set", "time.end=0.02",
+                                        "--set", "scheme.reconstruction='plm'"]),
+    "orszag_tang": ("orszag_tang.toml", ["--set", "grid.cells=[16,16]", "--set", "time.end=0.02",
+                                         "--set", "scheme.method='finite_difference'",
+                                         "--set", "scheme.riemann='rusanov'", "--set", "scheme.variables='conserved'"]),
+}
+SPLITS = {2: {"sedov3d": "[1,1,2]"}, 4: {"sedov3d": "[1,2,2]", "kelvin_helmholtz": "[2,2]"}}
+RESTARTED = ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.15",
+                                       "--set", "output.interval=0.05", "--set", "output.checkpoint_interval=0.05"])
+FAILING = ("toro_123.toml", ["--set", "grid.cells=[400]", "--set", "scheme.variables='conserved_characteristic'"])
+
+
+def case_run(name: str, folder: Path, ranks: int) -> list:
+    """The command-line arguments of a case's run into folder/name-ranks."""
+    case, settings = CASES[name]
+    split = SPLITS.get(ranks, {}).get(name)
+    extra = ["--set", f"parallel.ranks={split}"] if split else []
+    return ["run", str(ROOT / "cases" / case), "--out", str(folder / f"{name}-{ranks}"), "--overwrite", *COMMON,
+            *settings, *extra]
+
+
+def main_of(argv) -> None:
+    folder, kind = Path(argv[1]), argv[2]
+    from taichiflow.parallel.comm import world
+    ranks = world().size
+    if kind == "cases":
+        for name in CASES:
+            code = main(case_run(name, folder, ranks))
+            if code:
+                sys.exit(code)
+    elif kind == "checkpointed":
+        case, settings = RESTARTED
+        sys.exit(main(["run", str(ROOT / "cases" / case), "--out", str(folder / "checkpointed"), *COMMON, *settings]))
+    elif kind == "restart":
+        case, settings = RESTARTED
+        sys.exit(main(["run", str(ROOT / "cases" / case), "--restart", argv[3], *COMMON, *settings]))
+    elif kind == "fail":
+        case, settings = FAILING
+        sys.exit(main(["run", str(ROOT / "cases" / case), "--out", str(folder / "failing"), *COMMON, *settings]))
+    else:
+        raise SystemExit(f"unknown kind {kind!r}")
+
+
+if __name__ == "__main__":
+    main_of(sys.argv)

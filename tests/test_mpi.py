@@ -1,0 +1,157 @@
+"""Runs on several MPI ranks (mpirun -n 2 and -n 4, CPU ranks) against one rank: the same
+snapshots bit for bit, the same diagnostics (their sums to rounding: they add the blocks in
+another order), a restart on another number of ranks, a failure on one rank; and the split
+of the grid itself (parallel/decomposition.py, no MPI needed).
+"""
+import csv
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mpi_runs
+from taichiflow.io import read_pvd, read_vti
+from taichiflow.parallel.decomposition import Decomposition, DecompositionError, choose_dims
+
+
+# --- the split (Taichi-free) -----------------------------------------------------------------
+
+def test_blocks_tile_the_grid_and_differ_by_at_most_a_cell():
+    d = Decomposition((10, 7, 5), (3, 2, 1))
+    seen = np.zeros((10, 7, 5), dtype=int)
+    for b in d.blocks():
+        seen[tuple(slice(o, o + n) for o, n in zip(b.offset, b.cells))] += 1
+        assert d.rank_of(b.coords) == b.rank
+    assert np.all(seen == 1)
+    assert sorted({b.cells[0] for b in d.blocks()}) == [3, 4] and {b.cells[1] for b in d.blocks()} == {3, 4}
+
+
+def test_neighbours_wrap_on_periodic_axes_only():
+    d = Decomposition((8, 8), (2, 2))
+    assert d.neighbour(0, 0, 0, periodic=False) is None and d.neighbour(0, 0, 1, periodic=False) == 2
+    assert d.neighbour(0, 0, 0, periodic=True) == 2 and d.neighbour(3, 1, 1, periodic=True) == 2
+    assert Decomposition((8,), (1,)).neighbour(0, 0, 0, periodic=True) is None  # one block: its own ghost copy
+
+
+def test_the_automatic_split_has_the_least_area_between_blocks():
+    assert choose_dims(4, (64, 64, 64)) in {(1, 2, 2), (2, 1, 2), (2, 2, 1)}
+    assert choose_dims(4, (256, 32)) == (4, 1)
+    assert choose_dims(8, (32, 32, 32)) == (2, 2, 2)
+    assert choose_dims(6, (120, 60, 60), asked=[3, 2, 1]) == (3, 2, 1)
+
+
+@pytest.mark.parametrize("ranks,cells,asked,message", [
+    (3, (64, 64), [2, 2], "makes 4 blocks, but the run has 3 MPI ranks"),
+    (2, (64, 64), [2], "has 1 values for a 2D grid"),
+    (4, (8, 64), [4, 1], "leave 2 cells each, fewer than the scheme's 3 ghost layers"),
+    (7, (5, 5), [], "cannot split the grid [5, 5]"),
+])
+def test_splits_that_cannot_work_are_refused_by_name(ranks, cells, asked, message):
+    with pytest.raises(DecompositionError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        choose_dims(ranks, cells, asked, ghost=3)
+
+
+# --- runs under mpirun ------------------------------------------------------------------------
+
+def mpirun(ranks: int, *arguments, expect=0):
+    """`mpirun -n ranks python tests/mpi_runs.py arguments` (mpirun from the MPI of mpi4py's wheel,
+    beside this Python), its exit code checked."""
+    launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
+    assert launcher, "no mpirun: pip install -e '.[test]' installs mpi4py and the mpich wheel"
+    done = subprocess.run([launcher, "-n", str(ranks), sys.executable, mpi_runs.__file__, *map(str, arguments)],
+                          capture_output=True, text=True, timeout=1200)
+    assert done.returncode == expect, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+@lru_cache(maxsize=None)
+def case_runs(folder: str, ranks: int) -> Path:
+    """Every case of mpi_runs.CASES run on `ranks` ranks (one on the test's own process)."""
+    folder = Path(folder)
+    if ranks == 1:
+        from taichiflow.cli import main
+        for name in mpi_runs.CASES:
+            assert main(mpi_runs.case_run(name, folder, 1)) == 0
+    else:
+        mpirun(ranks, folder, "cases")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("mpi"))
+
+
+def snapshots(run: Path) -> list:
+    return [(t, read_vti(run / name)) for t, name in read_pvd(run / "series.pvd")]
+
+
+def rows(run: Path) -> tuple:
+    with open(run / "diagnostics.csv") as f:
+        table = list(csv.reader(f))
+    return table[0], np.array(table[1:], dtype=float)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("name", sorted(mpi_runs.CASES))
+def test_ranks_give_the_snapshots_of_one_rank_bit_for_bit(runs, ranks, name):
+    one, many = case_runs(runs, 1) / f"{name}-1", case_runs(runs, ranks) / f"{name}-{ranks}"
+    reference, split = snapshots(one), snapshots(many)
+    assert len(split) == len(reference) >= 2
+    assert all(name.endswith(".pvti") for _, name in read_pvd(many / "series.pvd"))
+    for (t1, (meta1, a1)), (t2, (meta2, a2)) in zip(reference, split):
+        assert t1 == t2 and meta1["cells"] == meta2["cells"]
+        for field in a1:
+            np.testing.assert_array_equal(a1[field], a2[field], err_msg=f"{name} {field} t = {t1}")
+    columns, r1 = rows(one)
+    _, r2 = rows(many)
+    assert r1.shape == r2.shape
+    sums = [k for k, c in enumerate(columns) if c.startswith(("total_", "sum_", "rms_"))]
+    exact = [k for k in range(len(columns)) if k not in sums]
+    np.testing.assert_array_equal(r1[:, exact], r2[:, exact])   # time, dt, counts, minima, maxima
+    scale = np.abs(r1[:, sums]).max() if sums else 1.0
+    assert np.abs(r1[:, sums] - r2[:, sums]).max() <= 1e-13 * scale
+
+
+def test_a_restart_on_another_number_of_ranks_continues_bit_for_bit(runs):
+    """Checkpointed on 4 ranks (one piece each, and the manifest), restarted from the first
+    checkpoint on 2 ranks and on one: the snapshots of the run never stopped, bit for bit."""
+    folder = Path(runs)
+    mpirun(4, folder, "checkpointed")
+    whole = folder / "checkpointed"
+    first = sorted(whole.glob("checkpoint_*.npz"))[0]
+    assert len(list(whole.glob(first.stem + "_r*.npy"))) == 4
+    reference = snapshots(whole)
+    for ranks in (2, 1):
+        again = folder / f"restarted-{ranks}"
+        shutil.copytree(whole, again)
+        if ranks == 1:
+            from taichiflow.cli import main
+            assert main(["run", str(mpi_runs.ROOT / "cases" / mpi_runs.RESTARTED[0]), "--restart",
+                         str(again / first.name), *mpi_runs.COMMON, *mpi_runs.RESTARTED[1]]) == 0
+        else:
+            mpirun(ranks, folder, "restart", again / first.name)
+        continued = snapshots(again)
+        assert len(continued) == len(reference)
+        for (t1, (_, a1)), (t2, (_, a2)) in zip(reference, continued):
+            assert t1 == t2
+            for field in a1:
+                np.testing.assert_array_equal(a1[field], a2[field], err_msg=f"{ranks} ranks, {field}, t = {t1}")
+
+
+def test_a_bad_cell_on_one_rank_stops_every_rank_with_its_message(runs):
+    """The 123 problem with conserved-characteristic variables leaves p < 0 at cell 200 at step
+    19, in the second of two blocks: every rank stops with exit code 2, rank 0 prints the cell,
+    its rank and the last good state, which is written (all pieces and the .pvti)."""
+    done = mpirun(2, runs, "fail", expect=2)
+    assert "at cell (200,) on rank 1: p = -" in done.stderr and "Wrote the last good state (step 18" in done.stderr
+    assert done.stderr.count("inadmissible state") == 1
+    failing = Path(runs) / "failing"
+    last = read_pvd(failing / "series.pvd")[-1][1]
+    meta, arrays = read_vti(failing / last)
+    assert meta["cells"][0] == 400 and np.all(arrays["p"] > 0)
+    assert "FAILED: inadmissible state after step 19" in (failing / "run.log").read_text()
