@@ -121,8 +121,13 @@ def _on_every_rank(command, args) -> int:
     """A run started by mpirun: an error every rank meets alike (a case, a model, a checkpoint)
     is printed by rank 0 and ends every rank with its code; any other error on one rank is
     printed with the rank and ends all of them (MPI_Abort): no rank waits for a lost one."""
+    from .errors import SimulationError
     from .parallel.comm import world
-    comm = world()
+    try:
+        comm = world()
+    except SimulationError as err:  # (an MPI launch without mpi4py: each rank says so)
+        print(f"taichiflow: error: {err}", file=sys.stderr)
+        return 1
     if comm.size == 1:
         return _one_line_errors(command, args)
     try:

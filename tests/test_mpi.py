@@ -155,3 +155,24 @@ def test_a_bad_cell_on_one_rank_stops_every_rank_with_its_message(runs):
     meta, arrays = read_vti(failing / last)
     assert meta["cells"][0] == 400 and np.all(arrays["p"] > 0)
     assert "FAILED: inadmissible state after step 19" in (failing / "run.log").read_text()
+
+
+def test_an_mpi_launch_without_mpi4py_is_one_line_naming_the_fix(monkeypatch, capsys, tmp_path):
+    """Started as one of 2 processes (the launcher's PMI_SIZE) where mpi4py cannot be imported:
+    exit code 1 and the pip command, before anything is built or written."""
+    import builtins
+    from taichiflow.cli import main
+    from taichiflow.parallel import comm
+    real_import = builtins.__import__
+
+    def without_mpi4py(name, *args, **kwargs):
+        if name.startswith("mpi4py"):
+            raise ImportError("No module named 'mpi4py'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setattr(builtins, "__import__", without_mpi4py)
+    monkeypatch.setattr(comm, "_WORLD", None)
+    assert main(["run", str(mpi_runs.ROOT / "cases" / "sod.toml"), "--out", str(tmp_path / "run"), "--quiet"]) == 1
+    assert 'but mpi4py is not importable' in capsys.readouterr().err and not (tmp_path / "run").exists()
+    monkeypatch.setattr(comm, "_WORLD", None)
