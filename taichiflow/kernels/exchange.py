@@ -107,8 +107,7 @@ class BlockExchange(SingleBlock):
         local = NO_BAD_CELL if bad is None else self.global_index(bad)
         rate = float(self.comm.allreduce_max(np.array([rate]))[0])
         bad = int(self.comm.allreduce_min(np.array([local], dtype=np.int64))[0])
-        if check.n_globals_used:
-            check.set_global_keys(self.comm.allreduce_max(check.global_key_values()))
+        check.set_global_keys(self.comm.allreduce_max(check.global_key_values()))
         return rate, (None if bad == NO_BAD_CELL else bad)
 
     def finish_step(self, check) -> None:

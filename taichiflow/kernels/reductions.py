@@ -171,9 +171,7 @@ class StepCheck:
 
         self.primitives, self.check_and_primitives = primitives, check_and_primitives
         self.combine_check, self.finish_step = combine_check, finish_step
-        self.n_globals_used = len(model_globals)
-        self._block_kernels = _block_kernels(self, clock, global_keys, start_merge, merge_slot, publish_globals,
-                                             n_globals=max(len(model_globals), 1))
+        self._block_kernels = _block_kernels(self, clock, global_keys, start_merge, merge_slot, publish_globals)
 
     # --- a grid of several blocks (kernels/exchange.py): the finish split around the reduction -----
     def merge_for_blocks(self):
@@ -220,10 +218,12 @@ class _BlockKernels:
         self._set_keys(keys)
 
 
-def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals, n_globals: int):
+def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals):
     """merge (the check's slots, as finish_step merges them, without planning), finish (set the
-    reduced values, publish the globals, plan) and set_keys (after a host check)."""
+    reduced values, publish the globals, plan) and set_keys (after a host check). The keys'
+    vector has one entry where the model has no globals, which nothing reads."""
     slots, max_rate_key, bad_cell = REDUCTION_SLOTS, check.max_rate, check.bad_cell
+    n_globals = global_keys.n
 
     @ti.kernel
     def merge() -> ti.types.vector(3 + n_globals, ti.i64):
