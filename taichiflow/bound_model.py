@@ -29,8 +29,13 @@ class BoundModel:
         self.augmented = bool(model.advected)
         # The face flux carries one extra component when advected variables need div(u):
         # the numerical flux of a passive unit scalar, i.e. the face velocity.
-        self.n_flux = self.U.n + (1 if self.augmented else 0)
+        self.n_transport = self.U.n + (1 if self.augmented else 0)
+        # A model with face balance terms (hydrostatic reconstruction) hands each face's two
+        # cells `balance` values more, the lower cell's first: face_balance, cell_balance.
+        self.n_balance = model.balance
+        self.n_flux = self.n_transport + 2 * self.n_balance
         self.advected_indices = [self.U.offsets[n] for n in model.advected]
+        self.static_indices = [self.U.offsets[n] for n in model.static]
 
     def _where(self, function: str) -> str:
         """The model file and function, the prefix of a layout error (see Layout.flatten)."""
@@ -165,6 +170,31 @@ class BoundModel:
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise ModelError(f"{self._where('face_states')}: must return a tuple (WL, WR) of model.W(...)")
         return self.W.flatten(pair[0], self._where("face_states")), self.W.flatten(pair[1], self._where("face_states"))
+
+    def to_reconstructed(self, w):
+        """The variables the model is reconstructed in, W-shaped (w itself without the hook)."""
+        if "to_reconstructed" not in self.model.functions:
+            return w
+        return self.W.flatten(self._call("to_reconstructed", self.W.view(w)), self._where("to_reconstructed"))
+
+    def from_reconstructed(self, v):
+        if "from_reconstructed" not in self.model.functions:
+            return v
+        return self.W.flatten(self._call("from_reconstructed", self.W.view(v)), self._where("from_reconstructed"))
+
+    def face_balance(self, w, w_solved):
+        """The model's `balance` values of one side of a face: its reconstructed state w and
+        the state the Riemann solver saw there (face_states' output)."""
+        values = self._call("face_balance", self.W.view(w), self.W.view(w_solved))
+        if getattr(values, "n", None) != self.n_balance:
+            raise ModelError(f"{self._where('face_balance')}: must return a ti.Vector of Model(balance="
+                             f"{self.n_balance}) values")
+        return values
+
+    def cell_balance(self, lower, upper):
+        """A cell's balance term times its width (normal frame) from the face_balance values of
+        its lower face's upper side and its upper face's lower side."""
+        return self.U.flatten(self._call("cell_balance", lower, upper), self._where("cell_balance"))
 
     def after_step(self, u, dt, h):
         """U after a step of dt: the model's split source (e.g. GLM's damping of psi)."""

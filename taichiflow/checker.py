@@ -313,7 +313,9 @@ class Suite:
         n = len(self.samples)
         for attempt in range(8):
             a, b = self.samples[(attempt + 1) % n], self.samples[(attempt + 2) % n]
-            w = smooth_state(a, b, self.rng, shared=attempt >= 4)
+            w = smooth_state(a, b, self.rng, shared=attempt >= 4, dim=max(self.model.dimensions),
+                             fixed=[self.model.primitive.index(name) for name in self.model.static
+                                    if name in self.model.primitive.sizes])
             if self.kc.admissible(w.reshape(-1, w.shape[-1])).all():
                 self.smooth = w
                 return
@@ -334,7 +336,8 @@ class Suite:
                 continue
             state = self.samples[which % len(self.samples)]
             try:
-                sim = build_simulation(model_path, self.params, layout, state, recon, riemann)
+                sim = build_simulation(model_path, self.params, layout, state, recon, riemann,
+                                       dim=max(self.model.dimensions))
                 err, cell, comp = free_stream_error(sim, split)
             except ModelError as exc:
                 self.load_rejection(name, exc)

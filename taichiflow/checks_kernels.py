@@ -114,7 +114,7 @@ class KernelChecks:
     def load(self, samples: np.ndarray):
         """Allocate the per-sample fields for `samples` (global frame, (n, nW))."""
         phys = self.phys
-        nW, nU, nF = phys.W.n, phys.U.n, phys.n_flux
+        nW, nU, nF = phys.W.n, phys.U.n, phys.n_transport
         self.n = n = samples.shape[0]
         self.samples = samples
         self.W = ti.Vector.field(nW, ti.f64, shape=n)          # global frame
@@ -190,7 +190,7 @@ class KernelChecks:
         star states consistent with Batten's contact speed s* whatever sL, sR. Equal states
         cannot test a star state (it reduces to U there); this can. Returns (residual, scale)."""
         phys, Wn, n3 = self.phys, self.Wn, 3 * self.n
-        res = ti.Vector.field(phys.n_flux, ti.f64, shape=n3)
+        res = ti.Vector.field(phys.n_transport, ti.f64, shape=n3)
         scale = ti.field(ti.f64, shape=n3)
 
         @ti.kernel
@@ -212,7 +212,7 @@ class KernelChecks:
                 rhs = sR * uR - sL * uL - (fR - fL)
                 res[q] = (s_star - sL) * starL + (sR - s_star) * starR - rhs
                 big = 0.0
-                for k in ti.static(range(phys.n_flux)):
+                for k in ti.static(range(phys.n_transport)):
                     big = ti.max(big, ti.abs(sR * uR[k]), ti.abs(sL * uL[k]), ti.abs(fR[k]), ti.abs(fL[k]))
                 scale[q] = big
 

@@ -27,8 +27,8 @@ arch = "cpu"
 precision = "f64"
 fast_math = false
 [grid]
-cells = [{n}, {n}, {n}]
-upper = [1.0, 1.0, 1.0]
+cells = {cells}
+upper = {upper}
 [scheme]
 reconstruction = "{recon}"
 riemann = "{riemann}"
@@ -37,9 +37,7 @@ cfl = 0.4
 [time]
 end = 1.0
 [boundary]
-x = "periodic"
-y = "periodic"
-z = "periodic"
+{boundaries}
 [initial]
 background = {state}
 """
@@ -50,14 +48,17 @@ def _toml_state(layout, w) -> str:
     return "{ " + ", ".join(f"{name} = {value!r}" for name, value in layout.split(w).items()) + " }"
 
 
-def build_simulation(model_path, params: dict, layout, state, recon: str, riemann: str):
-    """A Simulation of the uniform `state` on a periodic CELLS^3 box (CPU, f64, no fast math)."""
+def build_simulation(model_path, params: dict, layout, state, recon: str, riemann: str, dim: int = 3):
+    """A Simulation of the uniform `state` on a periodic box of CELLS per axis in `dim`
+    dimensions (the most the model is written for; CPU, f64, no fast math)."""
     from .case import load_case
     from .run import Simulation
 
     text = CASE.format(path=json.dumps(str(Path(model_path).resolve())),
                        params="{ " + ", ".join(f"{k} = {float(v)!r}" for k, v in params.items()) + " }",
-                       n=CELLS, recon=recon, riemann=riemann, state=_toml_state(layout, state))
+                       cells=[CELLS] * dim, upper=[1.0] * dim, recon=recon, riemann=riemann,
+                       boundaries="\n".join(f'{axis} = "periodic"' for axis in "xyz"[:dim]),
+                       state=_toml_state(layout, state))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "check.toml"
         path.write_text(text)
@@ -94,18 +95,21 @@ def free_stream_error(sim, left_out=()):
     return float(change[cell, comp]), int(cell) % len(before), int(comp)
 
 
-def smooth_state(a: np.ndarray, b: np.ndarray, rng, shared: bool) -> np.ndarray:
-    """A periodic smooth primitive field between states a and b on the CELLS^3 box: each
-    component (or all together if `shared`, a convex combination) follows
-    a + (b - a) (1 + sin(2 pi x + phi) sin(2 pi y + psi) sin(2 pi z + chi)) / 2 with random
-    phases."""
+def smooth_state(a: np.ndarray, b: np.ndarray, rng, shared: bool, dim: int = 3, fixed=()) -> np.ndarray:
+    """A periodic smooth primitive field between states a and b on the box of CELLS per axis
+    in `dim` dimensions: each component (or all together if `shared`, a convex combination)
+    follows a + (b - a) (1 + sin(2 pi x + phi) sin(2 pi y + psi) sin(2 pi z + chi)) / 2 with
+    random phases; the components `fixed` (a model's static fields, such as a bed, whose slope
+    would be a source) keep a's value."""
     axis = (np.arange(CELLS) + 0.5) / CELLS
-    X = np.meshgrid(axis, axis, axis, indexing="ij")
+    X = np.meshgrid(*[axis] * dim, indexing="ij")
     n = 1 if shared else a.size
     phases = rng.uniform(0.0, 2 * np.pi, size=(n, 3))
-    theta = np.stack([0.5 + 0.5 * np.prod([np.sin(2 * np.pi * X[d] + phases[k, d]) for d in range(3)], axis=0)
+    theta = np.stack([0.5 + 0.5 * np.prod([np.sin(2 * np.pi * X[d] + phases[k, d]) for d in range(dim)], axis=0)
                       for k in range(n)], axis=-1)
-    return a + (b - a) * theta
+    w = a + (b - a) * theta
+    w[..., list(fixed)] = a[list(fixed)]
+    return w
 
 
 def conservation_error(sim, w: np.ndarray, advected: list[int]):

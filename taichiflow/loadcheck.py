@@ -34,7 +34,7 @@ def _evaluate(model, params: dict, dtype) -> dict:
     # Every field before the first launch: one tree, so the solver's fields after it keep
     # their places (and its kernels their code: tests/kernel_fingerprints.py).
     hooks = [hook for hook in STATE_HOOKS if hook in model.functions]
-    hooks_out = ti.Vector.field(phys.n_flux, dtype, shape=max(len(hooks), 1))
+    hooks_out = ti.Vector.field(phys.n_transport, dtype, shape=max(len(hooks), 1))
     w_in[None] = ti.Vector(model.sample_state())
 
     @ti.kernel

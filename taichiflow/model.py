@@ -37,6 +37,10 @@ ROLES = {
     "face_states": ("WL", "WR"),    # optional: the pair of face states every Riemann solver then sees
     "after_step": ("U", "dt", "h"),  # optional: U after each step (a split source), h the least cell width
     "splitting_speeds": ("W",),     # optional: per conserved component, the speed flux splitting uses
+    "to_reconstructed": ("W",),     # optional, with from_reconstructed: the variables reconstructed in
+    "from_reconstructed": ("W",),   #   (W-shaped; e.g. the free surface h + bed instead of the bed)
+    "face_balance": ("W", "W_solved"),  # optional, with cell_balance: per side of a face, Model(balance=m) values
+    "cell_balance": ("lower", "upper"),  # optional: a cell's non-conservative term from its two faces' values
 }
 REDUCTIONS = ("max", "min", "sum", "rms")
 REQUIRED = ("to_primitive", "to_conserved", "flux")
@@ -48,7 +52,8 @@ class Model:
     def __init__(self, name: str, *, conserved: dict, primitive: dict, params: dict | None = None,
                  velocity: str | None = None, density: str | None = None,
                  pressure: str | None = None, positive=(), advected=(), globals=None,
-                 sample: dict | None = None, description: str = "", exact_wave_speeds: bool = False):
+                 sample: dict | None = None, description: str = "", exact_wave_speeds: bool = False,
+                 static=(), balance: int = 0, dimensions=(1, 2, 3)):
         self.name = name
         self.description = description
         self._check_layout(conserved, "conserved")
@@ -64,6 +69,11 @@ class Model:
         # wave_speeds are the extreme eigenvalues of dF/dU (`taichiflow check` verifies that), not
         # bounds only: like sound_speed's u_n -/+ c
         self.exact_wave_speeds = bool(exact_wave_speeds)
+        # conserved scalars no step changes (a bed elevation, a friction coefficient): per-cell
+        # data the model's functions read, set by the case and written out like any variable
+        self.static = tuple(static)
+        self.balance = balance          # values per face side that face_balance hands cell_balance
+        self.dimensions = tuple(dimensions)  # the grid dimensions the model is written for
         self.functions: dict[str, object] = {}
         self.signatures: dict[str, list[str]] = {}
         self.derived: dict[str, object] = {}
@@ -216,6 +226,9 @@ class Model:
             self._check_role_name("advected", name, self.conserved, 1, where)
         if "sound_speed" in self.functions and "wave_speeds" not in self.functions and not self.velocity:
             raise ModelError(f"{where}: sound_speed needs Model(velocity=...) naming the primitive velocity")
+        for name in self.static:
+            self._check_role_name("static", name, self.conserved, 1, where)
+        self._check_balance(where)
         if self.advected and not self.velocity:
             raise ModelError(f"{where}: advected variables need Model(velocity=...)")
         for key in self.sample:
@@ -226,6 +239,19 @@ class Model:
             if how != "max" or f"global:{name}" not in self.signatures:
                 raise ModelError(f"{where}: global '{name}' needs a reduction 'max' and a "
                                  f"@model.global_value('{name}') function")
+
+    def _check_balance(self, where):
+        """The hooks that come in pairs come in pairs, and balance counts face_balance's values."""
+        for a, b in (("to_reconstructed", "from_reconstructed"), ("face_balance", "cell_balance")):
+            if (a in self.functions) != (b in self.functions):
+                have, lack = (a, b) if a in self.functions else (b, a)
+                raise ModelError(f"{where}: {have} needs {lack} as well")
+        if ("face_balance" in self.functions) != (isinstance(self.balance, int) and self.balance > 0):
+            raise ModelError(f"{where}: face_balance returns Model(balance=m) values per face side, m >= 1; "
+                             f"balance = {self.balance!r} with{'' if 'face_balance' in self.functions else 'out'} "
+                             "a face_balance function")
+        if not self.dimensions or not set(self.dimensions) <= {1, 2, 3}:
+            raise ModelError(f"{where}: dimensions must list some of 1, 2, 3, got {self.dimensions!r}")
 
     @staticmethod
     def _check_role_name(role, name, layout, size, where):

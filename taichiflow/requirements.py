@@ -93,15 +93,29 @@ def _check_method(scheme: dict, model, where: str) -> None:
     """What the method needs of the model: conservation form throughout, and the hooks of
     its reconstructed variables (finite differences' characteristics: the Jacobians too)."""
     method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
-    if method.conservative_only and model.advected:
+    if method.conservative_only and (model.advected or model.balance):
+        what = (f"advects {', '.join(model.advected)} non-conservatively" if model.advected
+                else "has face balance terms (face_balance, cell_balance)")
         raise ModelError(f"{where}: [scheme] method = '{method.name}' needs every equation in conservation "
-                         f"form, but model '{model.name}' advects {', '.join(model.advected)} "
-                         f"non-conservatively; use method = '{registry.FINITE_VOLUME}'")
+                         f"form, but model '{model.name}' {what}; use method = '{registry.FINITE_VOLUME}'")
     missing = [hook for hook in method.hooks_for(scheme["variables"]) if _lacks_hook(model, hook)]
     if missing:
         raise ModelError(f"{where}: [scheme] method = '{method.name}' with variables = '{scheme['variables']}' "
                          f"needs the model '{model.name}' to declare {', '.join('@model.' + h for h in missing)}; "
                          f"use variables = '{method.default_variables}'")
+
+
+def _check_model_limits(case: dict, model, where: str) -> None:
+    """The grid dimensions a model is written for, and the variables it must be reconstructed
+    in where it declares them (a lake at rest stays at rest only in those)."""
+    dim = len(case["grid"]["cells"])
+    if dim not in model.dimensions:
+        raise ModelError(f"{where}: [grid] cells: model '{model.name}' is written for "
+                         f"{_one_of(f'{d}D' for d in model.dimensions)} grids, not {dim}D")
+    variables = case["scheme"]["variables"]
+    if "to_reconstructed" in model.functions and variables != "primitive":
+        raise ModelError(f"{where}: [scheme] variables = '{variables}': model '{model.name}' is reconstructed "
+                         "in the variables it declares (to_reconstructed); use variables = 'primitive'")
 
 
 def _check_fields(case: dict, model, where: str) -> None:
@@ -130,5 +144,6 @@ def check_case_against_model(case: dict, model, where: str) -> None:
     _check_riemann(scheme, model, where)
     _check_variables(scheme, model, where)
     _check_method(scheme, model, where)
+    _check_model_limits(case, model, where)
     _check_fields(case, model, where)
     _check_boundaries(case, model, where)

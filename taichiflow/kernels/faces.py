@@ -64,6 +64,8 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     normal = ctx.to_normal_W[axis]
     to_global = ctx.to_global_F[axis]
     face_pair = "face_states" in phys.model.functions
+    balance = phys.n_balance > 0
+    static = phys.static_indices
 
     def cells_at(index, start, count):
         return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
@@ -86,9 +88,23 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
             if not phys.admissible(right):
                 right = permute(W[with_axis(index, axis, i + 1, dim)], normal)
                 replaced += 1
-        if ti.static(face_pair):  # the model's own pair of face states (GLM's B_n and psi)
+        if ti.static(face_pair and not balance):  # the model's own pair of face states (GLM's B_n and psi)
             left, right = phys.face_states(left, right)
-        return permute(riemann(left, right, dt_dx), to_global), replaced
+        return permute(riemann_flux(left, right, dt_dx), to_global), replaced
+
+    def riemann_flux(left, right, dt_dx):
+        """The solver's flux; for a model with static fields or balance terms (plain Python, run
+        while compiling: other models' kernels are built as before, with no variable more) the
+        static components zeroed (a solver's diffusion would move them) and each side's balance
+        values after it, below then above."""
+        if not (balance or static):
+            return riemann(left, right, dt_dx)
+        solved_left, solved_right = phys.face_states(left, right) if face_pair and balance else (left, right)
+        flux = riemann(solved_left, solved_right, dt_dx)
+        flux = ti.Vector([0.0 if k in static else component(flux, k) for k in range(flux.n)])
+        if not balance:
+            return flux
+        return _joined(flux, phys.face_balance(left, solved_left), phys.face_balance(right, solved_right))
 
     @ti.func
     def face_flux(stencil: ti.template(), index, i, dt_dx):
@@ -104,6 +120,11 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
         return variables.backward(*recon.cell_states(transformed, dt_dx), context)
 
     return FaceFunctions(cells_at, solve, face_flux, cell_faces)
+
+
+def _joined(*vectors):
+    """One Taichi vector of the components of several, in order."""
+    return ti.Vector([component(v, k) for v in vectors for k in range(v.n)])
 
 
 def _split_face_flux(split_flux, to_global):
@@ -136,16 +157,23 @@ def newest_cell(ctx: SweepContext, cells_at, g, segment, i):
 
 def make_flux_divergence(ctx: SweepContext):
     """-dF/dx along an axis from the fluxes through a cell's two faces (and u div v for the
-    model's advected variables, from the face velocity the flux carries last)."""
+    model's advected variables, from the face velocity the flux carries after U; and the
+    model's cell balance term from the balance values the faces carry after that)."""
     phys, inv_dx = ctx.phys, ctx.inv_dx
     n_conserved = phys.U.n
-    advected, face_velocity = phys.advected_indices, phys.n_flux - 1
+    advected, face_velocity = phys.advected_indices, phys.U.n
+    m, first_balance = phys.n_balance, phys.n_transport
+    to_global_U = [phys.U.rotation(d, False) for d in range(ctx.dim)]
 
     @ti.func
     def flux_divergence(f_lo, f_hi, u, axis: ti.template()):
         rhs = ti.Vector([component(f_lo, k) - component(f_hi, k) for k in range(n_conserved)]) * inv_dx[axis]
         for k in ti.static(advected):
             rhs[k] += u[k] * (f_hi[face_velocity] - f_lo[face_velocity]) * inv_dx[axis]
+        if ti.static(m > 0):  # the lower face's upper side, the upper face's lower side
+            lower = ti.Vector([component(f_lo, first_balance + m + k) for k in range(m)])
+            upper = ti.Vector([component(f_hi, first_balance + k) for k in range(m)])
+            rhs += permute(phys.cell_balance(lower, upper), to_global_U[axis]) * inv_dx[axis]
         return rhs
 
     return flux_divergence

@@ -29,6 +29,7 @@ def make_stage_update(ctx: SweepContext, last: bool) -> StageUpdate:
     n_conserved = phys.U.n
     has_source = "source" in phys.model.functions
     has_after_step = "after_step" in phys.model.functions
+    static = phys.static_indices
     least_width = min(ctx.dx)
     reads_u = last or len(phys.advected_indices) > 0  # (sources are added on the last axis)
 
@@ -70,6 +71,8 @@ def make_stage_update(ctx: SweepContext, last: bool) -> StageUpdate:
             if ti.static(has_after_step and flags.ends_step):  # the model's split source, once a step
                 if stage_bits & ENDS_STEP:
                     u_new = phys.after_step(u_new, dt, least_width)
+            for k in ti.static(static):  # as they were, bit for bit (c0 u0 + c1 u rounds)
+                u_new[k] = u[k]
             U[I] = u_new
             if ti.static(flags.store_r):
                 if stage_bits & STORE_R:  # R the next stage never reads stays unwritten

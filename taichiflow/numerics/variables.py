@@ -21,15 +21,22 @@ def _apply(matrix, vector):
 
 
 class Primitive:
+    """The primitive variables, or the ones the model says it is reconstructed in
+    (to_reconstructed: e.g. the free surface in place of the bed, which keeps a lake at rest)."""
     per_cell = True
 
     def __init__(self, phys=None):
         self.phys = phys
+        self.model_variables = phys is not None and "to_reconstructed" in phys.model.functions
 
     def forward(self, stencil, g):
+        if ti.static(self.model_variables):
+            return [self.phys.to_reconstructed(w) for w in stencil], None
         return stencil, None
 
     def backward(self, left, right, context):
+        if ti.static(self.model_variables):
+            return self.phys.from_reconstructed(left), self.phys.from_reconstructed(right)
         return left, right
 
 
