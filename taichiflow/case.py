@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import registry
+from .case_perturbations import Extent, check_formula, check_raster, check_turbulence, check_wave_vector
 from .errors import CaseError, suggest
 from .toml_text import dump_toml, show
 
@@ -476,25 +477,7 @@ SHAPES = {
 
 Materials.entry = Table({"gamma": Key(Float(gt=1)), "pc": Key(Float(ge=0), 0.0)})
 
-def _check_turbulence(p, at):
-    if p["n_max"] < p["n_min"]:
-        raise (at / "n_max").error(f"must be >= n_min, got n_max = {p['n_max']} < n_min = {p['n_min']}")
-    if at.ctx.dim == 1 and p["solenoidal_fraction"] == 1.0:
-        raise (at / "solenoidal_fraction").error("1 leaves no velocity on a 1D grid (a field along x alone is "
-                                                 "compressive); choose a value below 1")
-
-
-def _check_wave_vector(p, at):
-    """A linear wave's k lies along the grid's axes (the eigenvector is taken along k) and is nonzero."""
-    dim = at.ctx.dim
-    k = p["wavenumber"]
-    if not any(k[:dim]) or any(k[dim:]):
-        axes = ", ".join(AXES[:dim])
-        raise (at / "wavenumber").error(f"must be nonzero along the grid's axes ({axes}) and zero along the "
-                                        f"others, got {show(k)}")
-
-
-PERTURBATION_KINDS = ("sine", "isentropic_vortex", "turbulence", "linear_wave")
+PERTURBATION_KINDS = ("sine", "isentropic_vortex", "turbulence", "linear_wave", "formula", "raster")
 
 PERTURBATIONS = {
     "sine": Table({
@@ -519,7 +502,7 @@ PERTURBATIONS = {
         "slope": Key(Float(), 2.0),
         "solenoidal_fraction": Key(Float(ge=0, le=1), 0.5),
         "seed": Key(Int(ge=0), 0),
-    }, post=_check_turbulence),
+    }, post=check_turbulence),
     # An eigenmode of the model along a wave vector (waves.py; the model's linear_waves hook).
     "linear_wave": Table({
         "kind": Key(Choice(*PERTURBATION_KINDS)),
@@ -527,7 +510,24 @@ PERTURBATIONS = {
         "amplitude": Key(Float()),
         "wavenumber": Key(ShapeVector()),
         "phase": Key(Float(), 0.0),
-    }, post=_check_wave_vector),
+    }, post=check_wave_vector),
+    # A variable set to (or increased by) a formula of x, y, z, or a raster file sampled bilinearly
+    # (case_perturbations.py: the expression parses, the file is readable, its path made absolute).
+    "formula": Table({
+        "kind": Key(Choice(*PERTURBATION_KINDS)),
+        "variable": Key(Str(nonempty=True)),
+        "expression": Key(Str(nonempty=True)),
+        "operation": Key(Choice("set", "add"), "set"),
+        "region": Key(Int(ge=0), OMIT),
+    }, post=check_formula),
+    "raster": Table({
+        "kind": Key(Choice(*PERTURBATION_KINDS)),
+        "variable": Key(Str(nonempty=True)),
+        "file": Key(Str(nonempty=True)),
+        "extent": Key(Extent(), OMIT),
+        "operation": Key(Choice("set", "add"), "set"),
+        "region": Key(Int(ge=0), OMIT),
+    }, post=check_raster),
 }
 
 # Section order matters: [grid] fixes the dimension used by [boundary] and [initial].

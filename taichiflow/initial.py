@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .case import _sizes, validate_state
+from .formula import FormulaError, check_variable_names, evaluate_numpy, parse_formula
+from .rasters import RasterError, find_raster, read_raster, sample
 from .turbulence import draw_modes, velocity_at_cell_centres
 
 __all__ = ["cell_centers", "initial_primitive", "region_distance", "region_weight", "state_vector"]
@@ -113,18 +115,72 @@ def _offsets(primitive_layout) -> dict:
     return offsets
 
 
-def _sine(W, p, offsets, initial, coords, params, where, box):
-    """W[variable] += amplitude sin(k . x + phase), optionally only inside a region."""
+def variable_slot(p, offsets, where) -> int:
+    """Flat index of the primitive scalar or vector component a perturbation names (rho, vel_x)."""
     if p["variable"] not in offsets:
         raise ValueError(f"{where}: unknown variable '{p['variable']}'; choose from {sorted(offsets)}")
+    return offsets[p["variable"]]
+
+
+def named_region(p, initial, where):
+    """The [[initial.regions]] entry a perturbation is restricted to, or None when it has no `region`."""
+    if "region" not in p:
+        return None
+    regions = initial.get("regions", ())
+    if p["region"] >= len(regions):
+        raise ValueError(f"{where}: region {p['region']} does not exist (there are {len(regions)})")
+    return regions[p["region"]]
+
+
+def _sine(W, p, offsets, initial, coords, params, where, box):
+    """W[variable] += amplitude sin(k . x + phase), optionally only inside a region."""
+    slot = variable_slot(p, offsets, where)
+    region = named_region(p, initial, where)
     phase = sum(k * c for k, c in zip(p["wavenumber"], coords)) + p["phase"]
     bump = p["amplitude"] * np.sin(phase)
-    if "region" in p:
-        regions = initial.get("regions", ())
-        if p["region"] >= len(regions):
-            raise ValueError(f"{where}: region {p['region']} does not exist (there are {len(regions)})")
-        bump = bump * region_weight(regions[p["region"]], *coords)
-    W[..., offsets[p["variable"]]] += bump
+    if region is not None:
+        bump = bump * region_weight(region, *coords)
+    W[..., slot] += bump
+
+
+def _set_or_add(W, slot, value, p, initial, coords, where):
+    """W[slot] = value ("set") or W[slot] += value ("add"); inside a named region with its weight
+    s, as a region blends: W = (1 - s) W + s value, or W += s value."""
+    region = named_region(p, initial, where)
+    s = None if region is None else region_weight(region, *coords)
+    if p.get("operation", "set") == "add":
+        W[..., slot] += value if s is None else value * s
+    else:
+        W[..., slot] = value if s is None else (1.0 - s) * W[..., slot] + s * value
+
+
+def _formula(W, p, offsets, initial, coords, params, where, box):
+    """A variable set to, or increased by, a formula of the coordinates (formula.py)."""
+    slot = variable_slot(p, offsets, where)
+    formula = parse_formula(p["expression"])
+    try:
+        check_variable_names(formula, [n for n in offsets if n + '_x' not in offsets])
+    except FormulaError as err:
+        raise ValueError(f"{where}: expression: {err}") from None
+    value = evaluate_numpy(formula, *coords, variables=lambda name: W[..., offsets[name]].copy())
+    _set_or_add(W, slot, value, p, initial, coords, where)
+
+
+def load_raster(p, dim: int, where):
+    """A raster perturbation's data, read again from its file (the case check read it once and
+    made its path absolute; a relative path here is the current folder's)."""
+    try:
+        return read_raster(find_raster(p["file"]), p.get("extent"), dim)
+    except RasterError as err:
+        raise ValueError(f"{where}: {err}") from None
+
+
+def _raster(W, p, offsets, initial, coords, params, where, box):
+    """A variable set to, or increased by, a raster file's values, sampled bilinearly at the
+    cell centres (rasters.py)."""
+    slot = variable_slot(p, offsets, where)
+    raster = load_raster(p, W.ndim - 1, where)
+    _set_or_add(W, slot, sample(raster, coords[0], coords[1]), p, initial, coords, where)
 
 
 def _isentropic_vortex(W, p, offsets, initial, coords, params, where, box):
@@ -196,4 +252,4 @@ def _linear_wave(W, p, offsets, initial, coords, params, where, box):
 
 
 PERTURB = {"sine": _sine, "isentropic_vortex": _isentropic_vortex, "turbulence": _turbulence,
-           "linear_wave": _linear_wave}
+           "linear_wave": _linear_wave, "formula": _formula, "raster": _raster}

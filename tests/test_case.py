@@ -488,3 +488,119 @@ def test_docs_examples_are_valid_cases(tmp_path):
         grid = case["grid"]
         W = initial_primitive(case["initial"], EULER, grid["cells"], grid["lower"], grid["upper"])
         assert W.shape == tuple(grid["cells"]) + (5,)
+
+
+# --- formula and raster perturbations --------------------------------------------------------
+
+GRID_2D = "cells = [8, 4]\nupper = [2.0, 1.0]"
+BACKGROUND_2D = "background = {rho = 1.0, vel = [0.0, 0.0], p = 1.0}"
+
+
+def perturbation(**keys):
+    """A [[initial.perturbations]] table of these keys (values as TOML text)."""
+    return "[[initial.perturbations]]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())
+
+
+def formula_error(tmp_path, expression):
+    text = case_text(perturbation(kind='"formula"', variable='"rho"', expression=expression))
+    message, path = load_error(tmp_path, text)
+    assert message.startswith(f"{path}: [initial] perturbations.0.expression: ") and "\n" not in message, message
+    return message
+
+
+@pytest.mark.parametrize("expression, fragment", [
+    ('"foo(x)"', "unknown function 'foo'; the functions are min, max, abs, sqrt"),
+    ('"mx(x, 1)"', "unknown function 'mx' (did you mean 'max'?)"),
+    ('"max(0, x"', "invalid syntax at column"),
+    ('"x +"', "invalid syntax"),
+    ('"sin + 2"', "the function 'sin' needs its arguments in parentheses"),
+    ('"np.sin(x)"', "calling `np.sin` is not allowed"),
+    ('"x.real"', "attribute access `x.real` is not allowed"),
+    ('"x[0]"', "a subscript `x[0]` is not allowed"),
+    ('"(lambda: 1)()"', "calling `lambda: 1` is not allowed"),
+    ('"lambda: 1"', "a lambda `lambda: 1` is not allowed"),
+    ('"__import__(\'os\')"', "unknown function '__import__'"),
+    ('"x if x > 0 else 0"', "if/else `x if x > 0 else 0` is not allowed"),
+    ('"2 ^ x"', "the operator `2 ^ x` is not allowed (use ** for powers)"),
+    ('"sqrt(x, 2)"', "sqrt() takes 1 argument, got 2"),
+    ('"atan2(x)"', "atan2() takes 2 arguments, got 1"),
+    ('"\\"text\\""', "the constant `'text'` is not allowed"),
+])
+def test_formula_errors_name_the_key_and_what_is_not_allowed(tmp_path, expression, fragment):
+    assert fragment in formula_error(tmp_path, expression)
+
+
+def test_formula_keys_resolve(tmp_path):
+    case = load_case(write(tmp_path, case_text(perturbation(kind='"formula"', variable='"rho"',
+                                                            expression='"1 + max(0, 0.2 - 0.05*(x - 10)**2)"'))))
+    assert case["initial"]["perturbations"] == [{"kind": "formula", "variable": "rho", "operation": "set",
+                                                  "expression": "1 + max(0, 0.2 - 0.05*(x - 10)**2)"}]
+    message, _ = load_error(tmp_path, case_text(perturbation(kind='"formula"', variable='"rho"', expression='"x"',
+                                                             operation='"mul"')))
+    assert '[initial] perturbations.0.operation: expected one of "set", "add", got "mul"' in message
+
+
+def raster_case(tmp_path, values, name="bed.npy", extent=None, grid=GRID_2D, **keys):
+    """A 2D case reading `values` (saved as `name` in tmp_path/data) through a relative path."""
+    (tmp_path / "data").mkdir(exist_ok=True)
+    path = tmp_path / "data" / name
+    if name.endswith(".npz"):
+        np.savez(path, values=values, **({} if extent is None else {"extent": np.asarray(extent)}))
+        extent = None
+    elif values is not None:
+        np.save(path, values)
+    keys = {"kind": '"raster"', "variable": '"p"', "file": f'"data/{name}"', **keys}
+    if extent is not None:
+        keys["extent"] = str(list(extent))
+    background = BACKGROUND_2D if grid == GRID_2D else MINIMAL["initial"]
+    return case_text(perturbation(**keys), grid=grid, initial=background)
+
+
+def raster_error(tmp_path, text, key):
+    message, path = load_error(tmp_path, text)
+    assert message.startswith(f"{path}: [initial] perturbations.0.{key}: ") and "\n" not in message, message
+    return message
+
+
+def test_raster_path_is_relative_to_the_case_and_resolved_absolute(tmp_path, monkeypatch):
+    """Read from the case file's folder whatever the current folder is; the resolved case keeps
+    the absolute path (so the saved case.toml finds it), and dumping and loading it again gives
+    the same case; an .npz file's extent needs no key."""
+    monkeypatch.chdir(tmp_path.parent)
+    text = raster_case(tmp_path, np.ones((3, 2)), name="bed.npz", extent=[0.0, 2.0, 0.0, 1.0], operation='"add"')
+    case = load_case(write(tmp_path, text))
+    p = case["initial"]["perturbations"][0]
+    assert p == {"kind": "raster", "variable": "p", "file": str((tmp_path / "data" / "bed.npz").resolve()),
+                 "operation": "add"}
+    again = load_case(write(tmp_path / "data", dump_toml(case), name="again.toml"))
+    assert {**again, "_source": None} == {**case, "_source": None}
+    text = raster_case(tmp_path, np.ones((3, 2)), extent=[0.0, 2.0, -1.0, 1.5])
+    assert load_case(write(tmp_path, text))["initial"]["perturbations"][0]["extent"] == [0.0, 2.0, -1.0, 1.5]
+
+
+def test_raster_errors_name_the_key(tmp_path):
+    assert "no file 'data/none.npy' in the case file's folder" in raster_error(
+        tmp_path, raster_case(tmp_path, None, name="none.npy", extent=[0, 1, 0, 1]), "file")
+    assert "expected a .npy or .npz file, got 'data/bed.csv'" in raster_error(
+        tmp_path, raster_case(tmp_path, None, name="bed.csv", extent=[0, 1, 0, 1]), "file")
+    assert "bed.npy holds an array of shape (2, 2, 2); a 2D grid needs a 2D array" in raster_error(
+        tmp_path, raster_case(tmp_path, np.ones((2, 2, 2)), extent=[0, 1, 0, 1]), "file")
+    assert "bed.npy holds an array of shape (1, 5); a 2D grid needs a 2D array" in raster_error(
+        tmp_path, raster_case(tmp_path, np.ones((1, 5)), extent=[0, 1, 0, 1]), "file")
+    assert "a 1D grid needs a 1D array" in raster_error(
+        tmp_path, raster_case(tmp_path, np.ones((3, 3)), extent=[0, 1], grid=MINIMAL["grid"]), "file")
+    nan = np.ones((4, 3))
+    nan[2, 1] = np.nan
+    assert "bed.npy has a value that is NaN or infinite, the first at index (2, 1)" in raster_error(
+        tmp_path, raster_case(tmp_path, nan, extent=[0, 1, 0, 1]), "file")
+    assert "must increase along each axis, got y_min = 1.0 >= y_max = 1.0" in raster_error(
+        tmp_path, raster_case(tmp_path, np.ones((3, 3)), extent=[0, 1, 1, 1]), "extent")
+    assert "expected [x_min, x_max, y_min, y_max] (4 numbers), got [0, 1]" in raster_error(
+        tmp_path, raster_case(tmp_path, np.ones((3, 3)), extent=[0, 1]), "extent")
+    assert "missing: bed.npy holds no extent" in raster_error(
+        tmp_path, raster_case(tmp_path, np.ones((3, 3))), "extent")
+    assert "the 'extent' array in bed.npz: must increase along each axis, got x_min = 2.0 >= x_max = 0.0" in \
+        raster_error(tmp_path, raster_case(tmp_path, np.ones((3, 3)), name="bed.npz", extent=[2, 0, 0, 1]), "file")
+    (tmp_path / "data" / "bad.npy").write_text("not numpy")
+    assert "cannot read" in raster_error(
+        tmp_path, raster_case(tmp_path, None, name="bad.npy", extent=[0, 1, 0, 1]), "file")

@@ -449,3 +449,114 @@ def test_turbulence_cell_averages_are_averages_of_the_point_field():
     means = fine.reshape(8, 32, 8, 32, 5).mean(axis=(1, 3))
     assert np.abs(coarse[..., 1:3] - means[..., 1:3]).max() < 1e-3 * np.abs(means[..., 1:3]).max()
     assert np.abs(coarse[..., 1:3].mean(axis=(0, 1))).max() < 1e-14   # zero momentum, averages too (rms 2)
+
+
+# --- formulas and rasters: a tree compiled in, nodes from the table ------------------------------
+
+def formula(expression, variable="rho", **keys):
+    return {"kind": "formula", "variable": variable, "expression": expression, "operation": "set", **keys}
+
+
+def raster(path, variable="p", **keys):
+    return {"kind": "raster", "variable": variable, "file": str(path), "operation": "set", **keys}
+
+
+def save_raster(tmp_path, dim, name="bed.npy", shape=(9, 6), seed=0):
+    """Random nodes (1D on a 1D grid) over an extent that is smaller than GRIDS[dim]'s box on some
+    sides (clamped there) and larger on others."""
+    values = np.random.default_rng(seed).normal(size=shape[:1] if dim == 1 else shape)
+    np.save(tmp_path / name, values)
+    return tmp_path / name, ([-0.8, 1.1] if dim == 1 else [-0.8, 1.1, -0.2, 1.4])
+
+
+TRANSCENDENTAL = "1 + 0.3*tanh(5*x) * exp(-y) + 0.1*sin(3*x + pi/4)*cos(z) - 0.05*log(2 + atan2(y, x)) " \
+                 "+ sqrt(abs(x*y)) / (3 + tan(x/2)) + min(x, y, z)**2 * max(0.5, z, x) + (1 + x*x)**-1.5"
+
+
+def formula_case(dim, tmp_path, smoothing=0.05):
+    """Formulas (every function, set and add, inside smoothed regions) and two rasters (set, add
+    inside a region) on top of the regions, with a turbulence field sharing the table."""
+    path, extent = save_raster(tmp_path, dim)
+    other, _ = save_raster(tmp_path, dim, name="other.npy", shape=(4, 11), seed=1)
+    return {"background": BACKGROUND, "regions": shape_regions("sphere", dim, smoothing),
+            "perturbations": [
+                formula(TRANSCENDENTAL),
+                formula("-x + 2*y - z/3", variable="vel_y", operation="add", region=1),
+                formula("0.5 + x*x", variable="vel_x", region=0),
+                formula("max(0, 2 - rho) + vel_x*p", variable="vel_z", operation="add"),
+                raster(path, extent=extent),
+                turbulence(n_max=2),
+                raster(other, variable="rho", extent=extent, operation="add", region=0)]}
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_formulas_and_rasters_match_host(dim, tmp_path):
+    device = compare(formula_case(dim, tmp_path), *GRIDS[dim])
+    assert np.ptp(device[..., 4]) > 1.0   # the raster set p
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_arithmetic_formulas_and_rasters_match_host_bitwise(dim, tmp_path):
+    """+, -, *, / and the clamped bilinear sampling (min, max, floor): the same bits as numpy."""
+    path, extent = save_raster(tmp_path, dim)
+    initial = {"background": BACKGROUND, "regions": shape_regions("box", dim, 0.0),
+               "perturbations": [formula("0.1*x + 1/3 - -y*z", region=1), raster(path, extent=extent),
+                                 raster(path, variable="vel_z", extent=[0.0, 0.7, 0.5, 0.9][:2 * min(dim, 2)],
+                                        operation="add", region=0),
+                                 formula("x / 7", variable="p", operation="add")]}
+    compare(initial, *GRIDS[dim], bitwise=True)
+
+
+@pytest.mark.parametrize("dim, pieces", [(1, [3]), (2, [2, 2]), (3, [2, 1, 2])])
+def test_formula_and_raster_blocks_reassemble_the_grid_bitwise(dim, pieces, tmp_path):
+    initial = formula_case(dim, tmp_path)
+    cells, lower, upper = GRIDS[dim]
+    whole = device_state(initial, EULER, cells, lower, upper)
+    np.testing.assert_array_equal(assemble(initial, cells, lower, upper, pieces, ghosts=2), whole)
+
+
+def test_formula_constants_stay_f64_under_default_fp_f32(tmp_path):
+    """0.1 and 1/3 are not f32 numbers: typed f64 constants keep the host's bits."""
+    ti.init(arch=ti.cpu, default_fp=ti.f32, fast_math=False, log_level=ti.WARN)
+    try:
+        path, extent = save_raster(tmp_path, 2)
+        initial = {"background": BACKGROUND, "regions": [],
+                   "perturbations": [formula("0.1*x + 1/3 + 1e-9*y"), raster(path, extent=extent)]}
+        compare(initial, *GRIDS[2], bitwise=True)
+    finally:
+        ti.init(arch=ti.cpu, default_fp=ti.f64, fast_math=False, log_level=ti.WARN)
+
+
+def test_cell_averages_of_formulas_and_rasters_are_exact():
+    """rho = 1 + x^2 and p = a raster of a linear function: the stored density is the exact
+    cell average 1 + (x_r^3 - x_l^3) / (3h) (Gauss nodes are exact for it), and p the point value
+    (a linear function's average is its centre value)."""
+    import tempfile
+    n, lower, upper = 10, -1.0, 2.0
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "line.npy"
+        np.save(path, np.array([2.0, 5.0]))    # 2 + x on [0, 3], clamped below 0
+        initial = {"background": {"rho": 1.0, "vel": [0.0, 0.0, 0.0], "p": 1.0}, "regions": [],
+                   "perturbations": [formula("1 + x**2"), raster(path, extent=[-1.0, 2.0])]}
+        averaged = averaged_state(initial, [n], [lower], [upper], points=3)
+    h = (upper - lower) / n
+    left = lower + h * np.arange(n)
+    np.testing.assert_allclose(averaged[:, 0], 1 + ((left + h) ** 3 - left ** 3) / (3 * h), rtol=1e-14)
+    np.testing.assert_allclose(averaged[:, 4], 3.0 + left + h / 2, rtol=1e-14)
+
+
+@pytest.mark.parametrize("perturbation", [
+    formula("x", variable="z"),
+    formula("x", region=1),
+    formula("rho + bed"),
+    raster("/nonexistent/bed.npy", extent=[0.0, 1.0, 0.0, 1.0]),
+    raster(ROOT / "cases" / "data" / "valley.npz", variable="vel_q"),
+])
+def test_formula_and_raster_errors_are_the_host_ones(perturbation):
+    initial = {"background": BACKGROUND, "regions": [{"shape": "sphere", "center": CENTER, "radius": 0.5,
+                                                      "state": {"rho": 2.0}}],
+               "perturbations": [formula("1"), perturbation]}
+    cells, lower, upper = GRIDS[2]
+    host = error_of(lambda: initial_primitive(initial, EULER, cells, lower, upper, PARAMS))
+    device = error_of(lambda: make_initial_fill(initial, EULER, cells, lower, upper, PARAMS, ti.f64))
+    assert device == host and host.startswith("[[initial.perturbations]] #2: ")

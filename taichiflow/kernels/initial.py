@@ -7,9 +7,10 @@ smoothed weights, perturbation kinds, the dimension) is made here in Python and 
 ti.static, so the kernel holds no branch on the case.
 
 Each cell repeats the numpy code's arithmetic, operation for operation and in the same order,
-in f64: the two agree up to the rounding of tanh, sin, exp and pow, and the blocks of a grid
-reassemble the whole-grid result bit for bit. Constants enter the kernel as ti.f64(...): a bare
-float literal would take default_fp, which is f32 in f32 runs.
+in f64: the two agree up to the rounding of tanh, sin, exp and pow (and of a formula's
+transcendental functions; its + - * / and a raster's sampling agree bit for bit on the CPU),
+and the blocks of a grid reassemble the whole-grid result bit for bit. Constants enter the
+kernel as ti.f64(...): a bare float literal would take default_fp, which is f32 in f32 runs.
 
 That is the point value at each cell centre, what a finite-difference scheme holds. A finite
 volume scheme holds cell averages of the conserved variables: with `average` the fill takes
@@ -18,10 +19,11 @@ or sharp, and every perturbation sampled at the nodes) and stores W = to_primiti
 A point value differs from the average by O(h^2), which caps a fifth-order finite-volume
 scheme at second order on smooth data (docs/numerics.md).
 
-Every step is a ti.func (w, x, table) -> w. `table` is the one ndarray of per-mode rows the
-kernel takes when a perturbation needs more data than constants can carry (a turbulence
-field's modes), else None: a case without such a perturbation compiles the kernel it always
-did, with no argument more.
+Every step is a ti.func (w, x, table) -> w. `table` is the one ndarray of rows the kernel
+takes when a perturbation needs more data than constants can carry (a turbulence field's
+modes, a raster's nodes), else None: a case without such a perturbation compiles the kernel it
+always did, with no argument more. A formula's expression is compiled in: formula.evaluate
+runs on Taichi values while the kernel compiles, so its tree becomes the kernel's arithmetic.
 """
 import math
 from typing import Callable, NamedTuple
@@ -29,7 +31,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 import taichi as ti
 
-from ..initial import _offsets, state_vector, velocity_slots, wave_terms
+from ..formula import FormulaError, check_variable_names, evaluate, parse_formula
+from ..initial import _offsets, load_raster, named_region, state_vector, variable_slot, velocity_slots, wave_terms
+from ..layout import component
+from ..rasters import AxisConstants, axis_constants
 from ..turbulence import draw_modes
 
 __all__ = ["make_initial_fill", "CellAverage", "MAX_BLOCK_CELLS"]
@@ -87,26 +92,33 @@ def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper,
 
 
 class ModeTables:
-    """Per-mode rows that perturbations read at run time (a turbulence field's thousands of
-    modes are too many to compile in as constants), stacked into the one float64 array that the
-    fill kernel takes as an ndarray argument; each perturbation reads its own rows."""
+    """Rows of data that perturbations read at run time (a turbulence field's thousands of
+    modes, a raster's nodes: too many to compile in as constants), stacked into the one float64
+    array that the fill kernel takes as an ndarray argument; each perturbation reads its own
+    rows, from column 0. Tables of any number and width combine: the array is as wide as the
+    widest (a raster's nodes along y), narrower ones padded with zeros."""
 
     def __init__(self):
         self._tables = []
         self.rows = 0
 
     def add(self, table: np.ndarray) -> int:
-        """Append the rows of `table`; returns the index of the first."""
-        if self._tables and table.shape[1] != self._tables[0].shape[1]:
-            raise ValueError(f"mode tables have {self._tables[0].shape[1]} columns, got {table.shape[1]}")
+        """Append the rows of the 2D `table`; returns the index of the first."""
+        table = np.asarray(table, dtype=np.float64)
+        if table.ndim != 2:
+            raise ValueError(f"a table of rows must be 2D, got shape {table.shape}")
         start = self.rows
-        self._tables.append(np.asarray(table, dtype=np.float64))
+        self._tables.append(table)
         self.rows += len(table)
         return start
 
     def array(self):
         """All rows as one C-contiguous float64 array, or None when no perturbation has any."""
-        return np.ascontiguousarray(np.vstack(self._tables)) if self._tables else None
+        if not self._tables:
+            return None
+        width = max(table.shape[1] for table in self._tables)
+        return np.ascontiguousarray(np.vstack([np.pad(table, ((0, 0), (0, width - table.shape[1])))
+                                               for table in self._tables]))
 
 
 def _fill_kernel(cell_state, cell_center, block_cells, dtype, table):
@@ -476,5 +488,98 @@ def _linear_wave_step(p, setup: _Setup, where):
     return perturb
 
 
+# --- formulas and rasters: a variable set to, or increased by, a value (initial._set_or_add) ---
+
+def _set_or_add_func(p, setup: _Setup, where):
+    """ti.func (w, value, x) -> w: w[variable] = value ("set") or += value ("add"); inside a
+    named region with its weight s, as a region blends: (1 - s) w + s value, or w + value s."""
+    slot = variable_slot(p, setup.offsets, where)
+    region = named_region(p, setup.initial, where)
+    weight = None if region is None else _weight_func(region, setup.dim)
+    in_region, add = weight is not None, p.get("operation", "set") == "add"
+
+    @ti.func
+    def set_or_add(w, value, x):
+        if ti.static(add and in_region):
+            w[slot] += value * weight(x)
+        elif ti.static(add):
+            w[slot] += value
+        elif ti.static(in_region):
+            s = weight(x)
+            w[slot] = (ti.f64(1.0) - s) * w[slot] + s * value
+        else:
+            w[slot] = value
+        return w
+
+    return set_or_add
+
+
+TAICHI_FUNCTIONS = {"min": ti.min, "max": ti.max, "abs": ti.abs, "sqrt": ti.sqrt, "exp": ti.exp, "log": ti.log,
+                    "sin": ti.sin, "cos": ti.cos, "tan": ti.tan, "tanh": ti.tanh, "atan2": ti.atan2}
+
+
+def _formula_step(p, setup: _Setup, where):
+    """ti.func w, x: the formula's tree evaluated on Taichi values as the kernel compiles (the
+    same tree and order of operations as the host's numpy), its numbers as f64 constants."""
+    set_or_add = _set_or_add_func(p, setup, where)
+    formula = parse_formula(p["expression"])
+    try:
+        check_variable_names(formula, [n for n in setup.offsets if n + '_x' not in setup.offsets])
+    except FormulaError as err:
+        raise ValueError(f"{where}: expression: {err}") from None
+    numbers, offsets = formula.numbers, setup.offsets
+
+    def value_of(w, x, y, z, constants):
+        """Plain Python, called inside the ti.func below with Taichi values: builds the IR."""
+        return evaluate(formula, (x, y, z), constants, TAICHI_FUNCTIONS, lambda name: component(w, offsets[name]))
+
+    @ti.func
+    def perturb(w, x, table: ti.template()):
+        constants = [ti.f64(numbers[k]) for k in ti.static(range(len(numbers)))]
+        return set_or_add(w, value_of(w, x[0], x[1], x[2], constants), x)
+
+    return perturb
+
+
+def _node_and_fraction_func(axis: AxisConstants):
+    """ti.func c -> (i, t) along one raster axis, as rasters._node_and_fraction: the coordinate
+    clamped to the extent, the node below it (at most the last but one) and the fraction
+    towards the next."""
+    lo, hi, scale, last = axis.lo, axis.hi, axis.scale, axis.nodes - 2
+
+    @ti.func
+    def node_and_fraction(c):
+        s = (ti.min(ti.max(c, ti.f64(lo)), ti.f64(hi)) - ti.f64(lo)) * ti.f64(scale)
+        i = ti.min(ti.cast(ti.floor(s), ti.i32), last)
+        return i, s - ti.cast(i, ti.f64)
+
+    return node_and_fraction
+
+
+def _raster_step(p, setup: _Setup, where):
+    """ti.func w, x: the raster's bilinear (1D: linear) interpolation at x, as rasters.sample
+    computes it, its nodes read from the fill's table (rows start.., a 1D raster in column 0)."""
+    set_or_add = _set_or_add_func(p, setup, where)
+    raster = load_raster(p, setup.dim, where)
+    flat = raster.values.ndim == 1
+    start = setup.tables.add(raster.values[:, None] if flat else raster.values)
+    axes = [_node_and_fraction_func(axis) for axis in axis_constants(raster)]
+    along_x, along_y = axes[0], axes[-1]
+
+    @ti.func
+    def perturb(w, x, nodes: ti.template()):
+        i, t = along_x(x[0])
+        value = ti.f64(0.0)
+        if ti.static(flat):
+            value = (ti.f64(1.0) - t) * nodes[start + i, 0] + t * nodes[start + i + 1, 0]
+        else:
+            j, u = along_y(x[1])
+            value = ((ti.f64(1.0) - t) * ((ti.f64(1.0) - u) * nodes[start + i, j] + u * nodes[start + i, j + 1])
+                     + t * ((ti.f64(1.0) - u) * nodes[start + i + 1, j] + u * nodes[start + i + 1, j + 1]))
+        return set_or_add(w, value, x)
+
+    return perturb
+
+
 _PERTURBATION = {"sine": _sine_step, "isentropic_vortex": _isentropic_vortex_step, "turbulence": _turbulence_step,
-                 "linear_wave": _linear_wave_step}
+                 "linear_wave": _linear_wave_step, "formula": _formula_step, "raster": _raster_step}
