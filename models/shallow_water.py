@@ -32,6 +32,7 @@ model = Model(
     static=("bed", "manning"),
     balance=3,
     dimensions=(1, 2),
+    exact_wave_speeds=True,   # u_n -/+ sqrt(g h): the extreme speeds of (h, h vel); bed and manning do not move
     sample={"h": 1.0, "vel": [0.3, -0.2, 0.0], "bed": 0.1, "manning": 0.0},
     description="Shallow water over a bed: hydrostatic reconstruction, wet and dry, Manning friction",
 )
@@ -112,6 +113,13 @@ def friction(U, dt, width, g, dry_depth):
     slowing = 1.0 + dt * g * U.manning * U.manning * speed / (h * ti.pow(h, 1.0 / 3.0))
     mom = ti.select(U.h > dry_depth, 1.0, 0.0) * U.mom / slowing
     return model.U(h=U.h, mom=mom, bed=U.bed, manning=U.manning)
+
+
+@model.idle
+def dry(U):
+    """A dry cell (no water, no discharge) among dry cells has zero fluxes and balance terms:
+    a step leaves it exactly as it is, so the GPU may skip dry land ([run] skip_idle)."""
+    return (U.h == 0.0) & (U.mom.norm_sqr() == 0.0)
 
 
 # --- derived fields ----------------------------------------------------------------------

@@ -196,6 +196,10 @@ class BoundModel:
         its lower face's upper side and its upper face's lower side."""
         return self.U.flatten(self._call("cell_balance", lower, upper), self._where("cell_balance"))
 
+    def idle(self, u):
+        """The model's promise that a step leaves u as it is where its neighbours are idle too."""
+        return self._call("idle", self.U.view(u))
+
     def after_step(self, u, dt, h):
         """U after a step of dt: the model's split source (e.g. GLM's damping of psi)."""
         return self.U.flatten(self._call("after_step", self.U.view(u), dt, h), self._where("after_step"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import registry
+from .case_overrides import apply_override
 from .case_perturbations import Extent, check_formula, check_raster, check_turbulence, check_wave_vector
 from .errors import CaseError, suggest
 from .toml_text import dump_toml, show
@@ -587,6 +588,11 @@ SCHEMA = Table({
         # axes (twice each, the last axis once with shuffle = "walk", but R and W cross memory
         # once; auto: kernels.plan.FUSE_MAX_GHOST, FUSED_SHUFFLE_MIN_GHOST).
         "fuse": Key(Choice("auto", True, False), "auto"),
+        # Skip the tiles of idle_tile^D cells that are idle (the model's idle(): a dry bed) with
+        # all their neighbours: their update would leave them as they are, bit for bit (auto: on
+        # where the model declares idle; the sweeps then walk instead of shuffling).
+        "skip_idle": Key(Choice("auto", True, False), "auto"),
+        "idle_tile": Key(Int(ge=4), 16),
     }), {}),
     # Runs on several MPI ranks (mpirun -n K): the grid's split into blocks, one per rank.
     "parallel": Key(Table({
@@ -677,7 +683,7 @@ def load_case(path, overrides=()) -> dict:
         raise CaseError(f"{file}: invalid TOML: {e}") from None
     ctx = _Context(file=file, stem=Path(path).stem)
     for text in [overrides] if isinstance(overrides, str) else overrides:
-        ctx.overrides[_apply_override(raw, text)] = text
+        ctx.overrides[apply_override(raw, text, SCHEMA.keys)] = text
     _declare_model_solvers(raw, Path(path))
     return {"_source": file, **SCHEMA.check(raw, _Loc(ctx))}
 
@@ -698,64 +704,6 @@ def _declare_model_solvers(raw: dict, path: Path) -> None:
         load_model(model, [folder.parent / "models"], base_dir=folder)
     except Exception:  # noqa: BLE001  (the run reports why the model does not load)
         pass
-
-
-def _parse_value(text: str):
-    """A --set value as TOML if it parses as one value, else the plain string."""
-    try:
-        parsed = tomllib.loads("v = " + text)
-    except tomllib.TOMLDecodeError:
-        return text
-    return parsed["v"] if list(parsed) == ["v"] else text
-
-
-def _apply_override(doc: dict, text: str) -> tuple:
-    """Apply one 'dotted.key=value' to the raw document in place; returns the path set.
-
-    Missing tables are created (validation then catches unknown keys); numeric parts
-    index arrays, e.g. initial.regions.0.radius.
-    """
-    if not isinstance(text, str):
-        raise CaseError(f"<overrides>: expected a 'dotted.key=value' string, got {text!r}")
-    key, sep, raw = text.partition("=")
-    parts = [p.strip() for p in key.split(".")]
-    if not sep or not all(parts):
-        raise _override_error(text, "expected 'dotted.key=value'")
-    if parts[0] not in SCHEMA.keys:
-        raise _override_error(text, f"unknown section '{parts[0]}'{suggest(parts[0], SCHEMA.keys)}")
-    node, path = doc, []
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        part = _step(node, part, path, text, create=None if last else parts[i + 1])
-        path.append(part)
-        if last:
-            node[part] = _parse_value(raw.strip())
-        else:
-            node = node[part]
-    return tuple(path)
-
-
-def _step(node, part: str, path: list, text: str, create):
-    """The key or index `part` names in `node`, creating a missing table when `create`
-    (the next part) is given and is not an index."""
-    here = ".".join(map(str, path))
-    if isinstance(node, list):
-        if not part.isdigit():
-            raise _override_error(text, f"'{here}' is an array: expected an index, got '{part}'")
-        if int(part) >= len(node):
-            raise _override_error(text, f"'{here}' has {len(node)} entries, so there is no index {part}")
-        return int(part)
-    if not isinstance(node, dict):
-        raise _override_error(text, f"'{here}' is a value, not a table")
-    if create is not None and part not in node:
-        if create.isdigit():
-            raise _override_error(text, f"there is no array '{'.'.join(map(str, path + [part]))}' to index")
-        node[part] = {}
-    return part
-
-
-def _override_error(text: str, message: str) -> CaseError:
-    return CaseError(f"<overrides>: {message} in --set '{text}'")
 
 
 # --- model-dependent checks (run by the caller once the model is loaded) ------------------

@@ -41,6 +41,7 @@ ROLES = {
     "from_reconstructed": ("W",),   #   (W-shaped; e.g. the free surface h + bed instead of the bed)
     "face_balance": ("W", "W_solved"),  # optional, with cell_balance: per side of a face, Model(balance=m) values
     "cell_balance": ("lower", "upper"),  # optional: a cell's non-conservative term from its two faces' values
+    "idle": ("U",),                 # optional: nothing here can move while the neighbours are idle too (dry bed)
 }
 REDUCTIONS = ("max", "min", "sum", "rms")
 REQUIRED = ("to_primitive", "to_conserved", "flux")

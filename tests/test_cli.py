@@ -86,9 +86,13 @@ def test_bench_sweep_runs_every_target_workload(capsys, arch):
         ("euler", "weno5+hllc+lsrk3", "f32", 3.0e9), ("euler", "weno5+hllc+lsrk3", "f64", 1.2e9),
         ("two_phase", "weno5+hllc+lsrk3", "f32", 2.0e9), ("euler", "plm-mc+hll+ssprk2", "f32", 5.0e9),
         ("mhd", "weno5+hll+lsrk3", "f32", 1.5e9), ("mhd", "weno5z+hlld+lsrk3", "f32", 1.5e9),
-        ("mhd", "plm-mc+hll+ssprk2", "f64", 9.0e8)]
+        ("mhd", "plm-mc+hll+ssprk2", "f64", 9.0e8)] + [("shallow_water", "plm-mc+hll+ssprk2", "f32", None)] * 4
+    assert [(r["wet_fraction"], r["overrides"]) for r in rows[-4:]] == [
+        (1.0, "run.skip_idle=true"), (1.0, "run.skip_idle=false"), (0.1, "run.skip_idle=true"),
+        (0.1, "run.skip_idle=false")]
     for r in rows:
-        assert r["grid"] == "8x8x8" and r["cell_updates_per_s"] > 0 and r["steps"] == 2
+        assert r["grid"] == ("23x23" if r["model"] == "shallow_water" else "8x8x8")
+        assert r["cell_updates_per_s"] > 0 and r["steps"] == 2
         assert r["resident_bytes_per_cell"] > (40 if r["precision"] == "f32" else 80)
         # the memory roof is the measured copy bandwidth over the modelled bytes per cell-step
         assert r["copy_bandwidth_GBps"] > 0

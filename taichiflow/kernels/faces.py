@@ -50,6 +50,7 @@ class SweepContext(NamedTuple):
     clock: object
     to_normal_W: list      # per axis: W into the frame whose x is that axis
     to_global_F: list      # per axis: a flux back from it (the advected terms' face velocity last)
+    idle: object = None    # the idle tiles whose segments a walk skips (kernels/idle.py)
 
     @property
     def dim(self) -> int:

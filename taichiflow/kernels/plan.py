@@ -123,6 +123,8 @@ class KernelPlan:
     prefetch: bool                 # walks load a cell's values one step ahead
     fallback: bool                 # inadmissible face states fall back to first order
     keep_last_good: bool           # U0 holds the state at the step's start
+    skip_idle: bool = False        # the kernels skip tiles of idle cells (kernels/idle.py)
+    idle_tile: int = 16            # cells per axis of those tiles
 
     @property
     def dim(self) -> int:
@@ -237,6 +239,8 @@ class KernelPlan:
         lines.append(f"  segments {list(self.segments)}, block_dim {self.block_dim or 'default'}, "
                      f"loads a step ahead: {'yes' if self.prefetch else 'no'}, positivity fallback: "
                      f"{'yes' if self.fallback else 'no'}, last good state kept: {'yes' if self.keep_last_good else 'no'}")
+        if self.skip_idle:
+            lines.append(f"  idle tiles skipped: tiles of {self.idle_tile} cells per axis")
         return "\n".join(lines)
 
 
@@ -270,6 +274,31 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
     if shuffle and block_dim % WARP:
         raise ValueError(f"[run] shuffle needs block_dim a multiple of {WARP}, not {block_dim}")
     return shuffle
+
+
+def skips_idle(run: dict, idle_model: bool, segments, reach: int) -> bool:
+    """[run] skip_idle resolved: auto skips where the model declares idle(). Skipping walks
+    the last axis (a warp's shuffles need every lane) and walks segments no longer than a tile
+    (a walk then touches one tile or two): the default segments are cut to a tile, longer ones
+    asked for in [run] segment are refused. A step carries values at most `reach` cells (the
+    stencil's reach per stage times the stages): the neighbour tiles that are active around a
+    busy one must be at least that wide."""
+    skip = run.get("skip_idle", "auto")
+    if skip is True and not idle_model:
+        raise ValueError("[run] skip_idle = true needs a model that declares idle() (which cells a step "
+                         "cannot change)")
+    skip = idle_model if skip == "auto" else bool(skip)
+    if skip and run["shuffle"] not in ("auto", False):
+        raise ValueError(f"[run] skip_idle walks the last axis; shuffle = {_toml(run['shuffle'])} needs skip_idle = false")
+    tile = int(run.get("idle_tile", 16))
+    if skip and tile < reach:
+        raise ValueError(f"[run] idle_tile = {tile}: a step of this scheme carries values up to {reach} cells "
+                         f"(its stencil's reach times its stages), farther than the neighbouring tiles skip_idle "
+                         f"keeps active; use idle_tile >= {reach}")
+    if skip and max(segments) > tile and run["segment"]:
+        raise ValueError(f"[run] segment: skip_idle needs segments of at most idle_tile = {tile} cells, "
+                         f"not {max(segments)}")
+    return skip
 
 
 def fuse_choice(fuse, shuffle):
@@ -319,9 +348,11 @@ def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32")
     return list(segment)
 
 
-def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundaries) -> KernelPlan:
+def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundaries, idle_model: bool = False
+            ) -> KernelPlan:
     """The plan of a case's [scheme] and [run] tables on a grid of `cells` (per axis) with
-    `boundaries` (per axis: lower and upper kind); ValueError names the key at fault."""
+    `boundaries` (per axis: lower and upper kind), for a model that declares idle() or not;
+    ValueError names the key at fault."""
     cells = tuple(int(n) for n in cells)
     dim = len(cells)
     stages = registry.integrators.get(scheme["integrator"]).load()
@@ -339,9 +370,13 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
                              f"the scheme's stencils reach; a {mirrored[0]} face's mirror image needs at least "
                              f"{ghost}")
     segments = tuple(sweep_segments(run["segment"], dim, arch, precision))
+    skip = skips_idle(run, idle_model, segments, reach=max(reaches) * len(stages))
+    if skip:  # (the measured defaults, shortened to a tile)
+        segments = tuple(min(length, int(run["idle_tile"])) for length in segments)
     per_cell = tuple(_per_cell(run["reconstruct"], s, arch, precision, reach) for s, reach in zip(schemes, reaches))
     fuse = fuse_choice(run["fuse"], run["shuffle"])
-    shuffle = uses_shuffle(run["shuffle"], arch, precision, run["block_dim"])
+    shuffle = False if skip and run["shuffle"] == "auto" else uses_shuffle(run["shuffle"], arch, precision,
+                                                                          run["block_dim"])
     fused = (reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1
     # In 1D the last axis is x, and it is walked. A fused stage's walk along x takes "walk" too
     # where its faces are not first order (FUSED_SHUFFLE_MIN_GHOST).
@@ -360,4 +395,5 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
                       integrator=scheme["integrator"], stages=tuple(stages), ghost=ghost, segments=segments,
                       block_dim=int(run["block_dim"]), per_cell=per_cell, fused=fused, last_axis=last_axis,
                       walked=walked, across=across, prefetch=arch in PREFETCH_ARCHS,
-                      fallback=bool(scheme.get("positivity_fallback", True)), keep_last_good=keep)
+                      fallback=bool(scheme.get("positivity_fallback", True)), keep_last_good=keep,
+                      skip_idle=skip, idle_tile=int(run.get("idle_tile", 16)))

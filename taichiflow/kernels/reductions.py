@@ -52,45 +52,28 @@ class StepCheck:
         fill_keys(self.bad_slots, NO_BAD_CELL)
         self.repair_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)  # cells the model's repair() changed
 
-    def build(self, phys, cells, dx, U, W, copy_to_ghosts, clock, global_keys, global_values):
-        """The kernels: primitives, check_and_primitives, combine_check, finish_step."""
+    def build(self, phys, cells, dx, U, W, copy_to_ghosts, clock, global_keys, global_values, active=None):
+        """The kernels: primitives, check_and_primitives, combine_check, finish_step; `active`
+        (cell index -> whether to compute it: kernels/idle.py) skips the cells of idle tiles."""
         dim = len(cells)
-        to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
-        inv_dx = [1.0 / h for h in dx]
         model_globals = list(phys.model.globals)
-        repairs = "repair" in phys.model.functions
-        repair_slots, bad_slots, slots = self.repair_slots, self.bad_slots, REDUCTION_SLOTS
+        active = active or (lambda I: True)
+        bad_slots, slots = self.bad_slots, REDUCTION_SLOTS
         rate_slots, key_slots, max_rate_key, bad_cell = self.rate_slots, self.key_slots, self.max_rate, self.bad_cell
         chunk = REDUCTION_CHUNK
         chunks = chunk_ranges(cells)
         chunk_shape = [b for _, b in chunks]
 
-        @ti.func
-        def max_rate(w):
-            rate = 0.0
-            for d in ti.static(range(dim)):
-                smin, smax = phys.signal_speeds(permute(w, to_normal_W[d]))
-                rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * inv_dx[d])
-            return rate
-
-        @ti.func
-        def repaired_primitive(I):
-            """W of cell I, after the model's repair() of U where W is inadmissible."""
-            w = phys.prim(U[I])
-            if ti.static(repairs):
-                if not phys.admissible(w):
-                    u = phys.repair(U[I], w)
-                    U[I] = u
-                    w = phys.prim(u)
-                    ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
-            return w
+        max_rate = _max_rate_func(phys, dx)
+        repaired_primitive = _repaired_primitive_func(phys, cells, U, self.repair_slots)
 
         @ti.kernel
         def primitives():
             for I in ti.grouped(ti.ndrange(*cells)):
-                w = repaired_primitive(I)
-                W[I] = w
-                copy_to_ghosts(I, w)
+                if active(I):
+                    w = repaired_primitive(I)
+                    W[I] = w
+                    copy_to_ghosts(I, w)
 
         @ti.kernel
         def check_and_primitives(always: ti.i32):
@@ -106,14 +89,15 @@ class StepCheck:
                 for i in range(component(chunk_index, 0) * chunk,
                                ti.min(component(chunk_index, 0) * chunk + chunk, cells[0])):
                     I = with_axis0(chunk_index, i, dim)
-                    w = repaired_primitive(I)
-                    W[I] = w
-                    copy_to_ghosts(I, w)
-                    rate = ti.max(rate, max_rate(w))
-                    if not phys.admissible(w):
-                        bad = ti.min(bad, linear_index(I, cells))
-                    for k in ti.static(range(len(model_globals))):
-                        keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
+                    if active(I):
+                        w = repaired_primitive(I)
+                        W[I] = w
+                        copy_to_ghosts(I, w)
+                        rate = ti.max(rate, max_rate(w))
+                        if not phys.admissible(w):
+                            bad = ti.min(bad, linear_index(I, cells))
+                        for k in ti.static(range(len(model_globals))):
+                            keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
                 slot = ti.cast(linear_index(chunk_index, chunk_shape) % slots, ti.i32)
                 ti.atomic_max(rate_slots[slot], ordered_bits(rate))
                 if bad != int64_max():  # rare
@@ -202,6 +186,42 @@ class StepCheck:
         count = int(self.repair_slots.to_numpy().sum())
         self.repair_slots.fill(0)
         return count
+
+
+def _max_rate_func(phys, dx):
+    """ti.func w -> the largest signal speed over the cell width along any axis (the CFL rate)."""
+    dim = len(dx)
+    to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
+    inv_dx = [1.0 / h for h in dx]
+
+    @ti.func
+    def max_rate(w):
+        rate = 0.0
+        for d in ti.static(range(dim)):
+            smin, smax = phys.signal_speeds(permute(w, to_normal_W[d]))
+            rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * inv_dx[d])
+        return rate
+
+    return max_rate
+
+
+def _repaired_primitive_func(phys, cells, U, repair_slots):
+    """ti.func I -> W of cell I, after the model's repair() of U where W is inadmissible
+    (counted in repair_slots)."""
+    repairs, slots = "repair" in phys.model.functions, REDUCTION_SLOTS
+
+    @ti.func
+    def repaired_primitive(I):
+        w = phys.prim(U[I])
+        if ti.static(repairs):
+            if not phys.admissible(w):
+                u = phys.repair(U[I], w)
+                U[I] = u
+                w = phys.prim(u)
+                ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
+        return w
+
+    return repaired_primitive
 
 
 class _BlockKernels:

@@ -28,6 +28,7 @@ from .boundaries import make_boundaries
 from .clock import DeviceClock
 from .faces import FaceScheme, SweepContext
 from .halo import SingleBlock
+from .idle import IdleTiles
 from .reductions import Diagnostics, FallbackCounter, StepCheck
 from .shuffles import make_shuffle_sweep, make_shuffle_walk
 from .state_arrays import StateArrays
@@ -97,6 +98,7 @@ class Solver:
         self.step_check = StepCheck(n_globals)
         self.clock = DeviceClock(self.dtype)  # t and dt of the sweeps (run_steps)
         self.fallback_counter = FallbackCounter(plan)
+        self.idle = IdleTiles(phys, self.cells, plan.idle_tile, plan.skip_idle, self.clock)
         self.diagnostics = Diagnostics(phys)
         self._build(boundaries)
         if self._fill_inflow:  # constant ghost faces: filled once
@@ -117,8 +119,9 @@ class Solver:
         phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim
         copy_to_ghosts, self._fill_inflow = make_boundaries(phys, cells, plan.ghost, self.W, self.inflow,
                                                             boundaries.kinds)
+        skipping = self.idle.cell_active if plan.skip_idle else None
         self.step_check.build(phys, cells, self.dx, self.U, self.W, copy_to_ghosts, self.clock, self.global_keys,
-                              phys.globals_field)
+                              phys.globals_field, active=skipping)
         n_conserved = phys.U.n
         ctx = SweepContext(phys=phys, plan=plan, dtype=self.dtype, cells=cells, dx=self.dx, lower=self.lower,
                            offset=self.offset,
@@ -126,16 +129,18 @@ class Solver:
                            fallbacks=self.fallback_counter.fallbacks, clock=self.clock,
                            to_normal_W=[phys.W.rotation(d, True) for d in range(dim)],
                            to_global_F=[phys.U.rotation(d, False) + list(range(n_conserved, phys.n_flux))
-                                        for d in range(dim)])
+                                        for d in range(dim)],
+                           idle=self.idle)
         self._sweeps = [self._stage_sweeps(ctx, scheme, per_cell)
                         for scheme, per_cell in zip(self.schemes, plan.per_cell)]
         self._launches = plan.launches()
-        U, U0 = self.U, self.U0
+        U, U0, active = self.U, self.U0, self.idle.cell_active
 
         @ti.kernel
         def restore_state():
             for I in ti.grouped(ti.ndrange(*cells)):
-                U[I] = U0[I]
+                if active(I):  # (skipped tiles did not change, and their U0 was not written)
+                    U[I] = U0[I]
 
         self._restore_state = restore_state if U0 is not None else None
         self.diagnostics.build(cells, self.U, self.W, self.dx)
@@ -161,7 +166,10 @@ class Solver:
         """Compute W, the CFL rate and admissibility of U; returns (max rate, bad cell or None)."""
         rate, bad = self.step_check.check()
         self.halo.exchange_ghosts(self.W)
-        return self.halo.reduce_check(self.step_check, rate, bad)
+        rate, bad = self.halo.reduce_check(self.step_check, rate, bad)
+        if bad is None:  # (a failed step is restored and retried on the tiles it ran on)
+            self.idle.rebuild(self.U)
+        return rate, bad
 
     def step(self, dt: float, t: float, retry: bool = False):
         """One time step of dt from t; `check_state` must have run on the current U. retry: with
@@ -178,6 +186,7 @@ class Solver:
             check.check_and_primitives(0)
             self.halo.exchange_ghosts(self.W)
             self.halo.finish_step(check)
+            self.idle.rebuild(self.U)  # (not after a bad state: kernels/idle.py)
 
     def _launch_stages(self, retry: bool = False):
         sweeps = self._sweeps[1 if retry else 0]
@@ -211,9 +220,11 @@ class Solver:
 
     def set_primitive(self, w: np.ndarray):
         self.transfer.set_primitive(w)
+        self.idle.reset()
 
     def set_conserved(self, u: np.ndarray):
         self.transfer.set_conserved(u)
+        self.idle.reset()
 
     def derived_array(self, name: str) -> np.ndarray:
         return self.transfer.derived_array(name)

@@ -112,6 +112,7 @@ def make_walk_sweep(ctx: SweepContext, axis: int, last: bool, scheme: FaceScheme
     prefetch, fallback, fallbacks, clock = plan.prefetch, plan.fallback, ctx.fallbacks, ctx.clock
     block_dim = plan.block_dim or None  # None: Taichi's default
     inv_dx = ctx.inv_dx
+    idle, skips = ctx.idle, plan.skip_idle
     faces, walk_step, flux_divergence, across_divergence, load_cell, update = walk_parts(ctx, axis, scheme, per_cell,
                                                                                          across, last)
 
@@ -125,10 +126,13 @@ def make_walk_sweep(ctx: SweepContext, axis: int, last: bool, scheme: FaceScheme
             if not running:  # the device clock has halted (kernels/clock.py)
                 continue
             first = component(segment, axis) * length
+            end = ti.min(first + length, n)
+            if ti.static(skips):
+                if not idle.segment_active(segment, axis, first, end):
+                    continue
             f_lo = ti.Vector.zero(dtype, n_flux)
             upper = ti.Vector.zero(dtype, n_primitive)  # per cell: the last cell's upper face state
             replaced = 0
-            end = ti.min(first + length, n)
             # the values of the cell updated next, loaded one iteration ahead on a GPU
             zero = ti.Vector.zero(dtype, n_conserved)
             u, r_old, u0 = zero, zero, zero

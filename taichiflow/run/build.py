@@ -41,13 +41,14 @@ def boundary_kinds(case: dict) -> tuple:
     return tuple(tuple(case["boundary"]["xyz"[d]]) for d in range(len(case["grid"]["cells"])))
 
 
-def plan_for(case: dict, arch: str, precision: str, cells=None, kinds=None):
+def plan_for(case: dict, arch: str, precision: str, cells=None, kinds=None, model=None):
     """The kernel plan of a loaded case ([scheme], [run], the grid and its boundaries), or of a
-    block of its grid (cells, and its faces' kinds)."""
+    block of its grid (cells, and its faces' kinds), for its model."""
     where = case.get("_source", "<case>")
     try:
+        idle_model = model is not None and "idle" in model.functions
         return kernel_plan.resolve(case["scheme"], case["run"], arch, precision, cells or case["grid"]["cells"],
-                                   kinds or boundary_kinds(case))
+                                   kinds or boundary_kinds(case), idle_model=idle_model)
     except ValueError as err:
         raise CaseError(f"{where}: {err}") from None
 
@@ -110,10 +111,10 @@ def build(case: dict) -> Built:
     layout = model.primitive
     inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
               for face, state in inflow_states.items()}
-    plan = plan_for(case, arch, precision)
+    plan = plan_for(case, arch, precision, model=model)
     share = share_of(case, comm, boundary_kinds(case), plan.ghost)
     if share.decomposition is not None:  # (the kernels of this rank's block)
-        plan = plan_for(case, arch, precision, share.cells, share.kinds)
+        plan = plan_for(case, arch, precision, share.cells, share.kinds, model=model)
     check_limits(case, plan, model, where)
     whole = tuple(case["grid"]["cells"])
     lower, upper = tuple(case["grid"]["lower"]), tuple(case["grid"]["upper"])

@@ -92,6 +92,8 @@ class Outputs:
         cols += self.sim.solver.diagnostics.columns()
         if self.sim.shock_jump:
             cols.append("p_amplification")  # max pressure over the case's shock pressure jump
+        if self.sim.solver.plan.skip_idle:
+            cols.append("active_tiles")  # the share of tiles the kernels computed ([run] skip_idle)
         return cols
 
     def diagnostics_row(self) -> list:
@@ -103,6 +105,9 @@ class Outputs:
         row += solver.diagnostic_values()
         if sim.shock_jump:
             row.append(row[self.diagnostics_columns().index(f"max_{sim.model.pressure}")] / sim.shock_jump)
+        if solver.plan.skip_idle:
+            active, total = solver.halo.combine(solver.idle.active_counts(), "sum")
+            row.append(float(active) / float(total))
         return row
 
 
