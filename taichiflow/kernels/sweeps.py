@@ -126,13 +126,13 @@ def make_walk_sweep(ctx: SweepContext, axis: int, last: bool, scheme: FaceScheme
             if not running:  # the device clock has halted (kernels/clock.py)
                 continue
             first = component(segment, axis) * length
-            end = ti.min(first + length, n)
-            if ti.static(skips):
-                if not idle.segment_active(segment, axis, first, end):
+            if ti.static(skips):  # (a tile and its neighbours idle: nothing here can change)
+                if not idle.segment_active(segment, axis, first, ti.min(first + length, n)):
                     continue
             f_lo = ti.Vector.zero(dtype, n_flux)
             upper = ti.Vector.zero(dtype, n_primitive)  # per cell: the last cell's upper face state
             replaced = 0
+            end = ti.min(first + length, n)
             # the values of the cell updated next, loaded one iteration ahead on a GPU
             zero = ti.Vector.zero(dtype, n_conserved)
             u, r_old, u0 = zero, zero, zero
