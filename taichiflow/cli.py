@@ -54,7 +54,9 @@ def main(argv=None) -> int:
     bench.add_argument("--json", action="store_true", help="print one JSON object (per line with --sweep)")
     bench.add_argument("--sweep", action="store_true",
                        help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
-                            "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32) at --cells, with a table")
+                            "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32, MHD, and shallow water in 2D on "
+                            "as many cells, all wet and 10%% wet, skipping dry tiles and not) at --cells, with a "
+                            "table")
 
     sub.add_parser("models", help="list the shipped models")
 
@@ -71,9 +73,14 @@ def main(argv=None) -> int:
     view.add_argument("--movie", metavar="FILE", help="write a movie over all snapshots: .gif, or .mp4 "
                       "(needs imageio-ffmpeg; else a .gif is written instead)")
     view.add_argument("--time", type=float, help="show the snapshot nearest this time (default: the last)")
-    view.add_argument("--field", help="field to show (default: the model's: rho, or alpha for two-phase)")
-    view.add_argument("--style", choices=["iso", "slice", "volume", "schlieren", "streamlines", "image", "line"],
-                      help="3D: iso, slice, volume, schlieren, streamlines; 2D: image, iso, schlieren; 1D: line")
+    view.add_argument("--field", help="field to show (default: the model's: rho, alpha for two-phase, h over "
+                      "terrain)")
+    view.add_argument("--style", choices=["iso", "slice", "volume", "schlieren", "streamlines", "image", "line",
+                                          "terrain", "surface3d"],
+                      help="3D: iso, slice, volume, schlieren, streamlines; 2D: image, iso, schlieren, and where "
+                           "the snapshots have the arrays bed and h (shallow water) terrain (the water over the "
+                           "hill-shaded bed, from above; their default) and surface3d (both warped by height, in "
+                           "perspective); 1D: line")
     view.add_argument("--iso", type=float, help="iso-surface (3D) or iso-line (2D) value of the field "
                       "(default: 0.5 for alpha, else the middle of the field's range); with --style "
                       "streamlines, an iso-surface in place of the volume rendering")
@@ -82,6 +89,12 @@ def main(argv=None) -> int:
     view.add_argument("--seeds", type=int, metavar="N",
                       help="--style streamlines: seed points of the lines, spread evenly through the box "
                            "(the same ones every time; 200)")
+    view.add_argument("--wet-depth", type=float, metavar="H",
+                      help="--style terrain, surface3d: water is drawn where the depth h exceeds H (0.001)")
+    view.add_argument("--exaggeration", type=float, metavar="X",
+                      help="--style surface3d: vertical exaggeration of the heights, also steepening the "
+                           "terrain style's hill shading (default: a round number that makes the relief a tenth "
+                           "of the domain's larger side, at least 1: 3 for 200 m over 6 km)")
     view.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), help="picture size in pixels (1024 768)")
     view.add_argument("--fps", type=float, default=4.0, help="movie frames per second (4)")
     view.add_argument("--clim", nargs=2, type=float, metavar=("LOW", "HIGH"),
@@ -201,6 +214,17 @@ def _seconds(text) -> float:
     return seconds
 
 
+def _target_text(target) -> str:
+    """A workload's target in the sweep's table: '-' where it has none (the shallow-water rows)."""
+    return "-" if target is None else f"{target:.1e}"
+
+
+def _workload_note(r) -> str:
+    """What sets a workload apart beyond its model and scheme: the wet share, its overrides."""
+    wet = f"{r['wet_fraction']:.0%} wet " if r.get("wet_fraction") is not None else ""
+    return wet + r.get("overrides", "")
+
+
 def _bench(args) -> int:
     from .bench import run_benchmark, run_sweep
 
@@ -212,13 +236,14 @@ def _bench(args) -> int:
                 print(json.dumps(result))
             return 0
         print(f"{results[0]['device']}, {results[0]['grid']} cells, medians of {args.repeats} x {args.steps} steps")
-        print(f"{'model':>10} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
+        print(f"{'model':>13} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
               f"{'B/cell':>7} {'GB/s (model)':>12} {'memory roof':>11} {'of roof':>7} {'first step s':>12}")
         for r in results:
-            print(f"{r['model']:>10} {r['scheme']:>24} {r['precision']:>4} {r['cell_updates_per_s']:>15.3e} "
-                  f"{r['target']:>8.1e} {r['resident_bytes_per_cell']:>7.0f} {r['modelled_bandwidth_GBps']:>12.0f} "
+            print(f"{r['model']:>13} {r['scheme']:>24} {r['precision']:>4} {r['cell_updates_per_s']:>15.3e} "
+                  f"{_target_text(r['target']):>8} {r['resident_bytes_per_cell']:>7.0f} "
+                  f"{r['modelled_bandwidth_GBps']:>12.0f} "
                   f"{r['memory_roof_cell_updates_per_s']:>11.2e} {r['of_memory_roof']:>7.0%} "
-                  f"{r['first_step_s']:>12.2f}")
+                  f"{r['first_step_s']:>12.2f} {_workload_note(r)}")
         print(f"memory roof: the copy bandwidth ({results[0]['copy_bandwidth_GBps']:.0f} GB/s) over the modelled "
               f"bytes per cell-step")
         return 0

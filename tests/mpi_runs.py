@@ -15,8 +15,9 @@ sys.path.insert(0, str(ROOT))
 from taichiflow.cli import main  # noqa: E402
 
 COMMON = ["--quiet", "--arch", "cpu", "--precision", "f64"]
-# name: (case file, settings): every boundary kind, 1D/2D/3D, Euler, two-phase and MHD, WENO5,
-# PLM and finite differences; the splits automatic or asked for
+# name: (case file, settings): every boundary kind, 1D/2D/3D, Euler, two-phase, MHD and shallow
+# water (a raster bed, wet/dry fronts, idle tiles skipped per block), WENO5, PLM and finite
+# differences; the splits automatic or asked for
 CASES = {
     "sod": ("sod.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.1"]),
     "shu_osher": ("shu_osher.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.3",
@@ -29,6 +30,8 @@ CASES = {
     "orszag_tang": ("orszag_tang.toml", ["--set", "grid.cells=[16,16]", "--set", "time.end=0.02",
                                          "--set", "scheme.method='finite_difference'",
                                          "--set", "scheme.riemann='rusanov'", "--set", "scheme.variables='conserved'"]),
+    "valley": ("valley_dam_break.toml", ["--set", "grid.cells=[48,24]", "--set", "time.end=120",
+                                         "--set", "run.idle_tile=4"]),
 }
 SPLITS = {2: {"sedov3d": "[1,1,2]"}, 4: {"sedov3d": "[1,2,2]", "kelvin_helmholtz": "[2,2]"}}
 RESTARTED = ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.15",

@@ -374,3 +374,196 @@ def test_streamlines_need_a_vector_field_of_three_components(runs, tmp_path, cap
     assert "--vectors rho: no three-component array" in capsys.readouterr().err
     assert main(["view", str(runs["2d"]), "--screenshot", png, "--style", "streamlines"]) == 1
     assert "2D runs are drawn as images" in capsys.readouterr().err
+
+
+# --- water over terrain: the terrain and surface3d styles of 2D runs with bed and h arrays ------------
+
+def valley(folder, times=(0.0, 60.0), arrays=("h", "vel", "bed", "surface", "speed"), model="any_model"):
+    """A made-up 2D flood on 1200 m x 800 m (30 x 20 cells of 40 m): a V-shaped valley along x,
+    falling down it (the bed from 50 to 110 m), with a lake of level 70 m in its upper part
+    (x < 600 m at the first time, x < 900 m at the second) and dry ground elsewhere."""
+    from taichiflow.io import write_vti
+
+    nx, ny, dx = 30, 20, 40.0
+    x = (np.arange(nx) + 0.5) * dx
+    y = (np.arange(ny) + 0.5) * dx
+    X, Y = np.meshgrid(x, y, indexing="ij")
+    bed = 50.0 + 0.01 * (1200.0 - X) + 0.15 * np.abs(Y - 400.0)
+    folder.mkdir(parents=True, exist_ok=True)
+    series = PvdSeries(folder / "series.pvd")
+    (folder / "case.toml").write_text(f'[case]\nname = "valley"\n\n[model]\nname = "{model}"\n')
+    for k, t in enumerate(times):
+        h = np.where(X < 600.0 + 300.0 * k, np.maximum(70.0 - bed, 0.0), 0.0)
+        vel = np.zeros((nx, ny, 3))
+        vel[..., 0] = np.where(h > 0, 1.5, 0.0)
+        fields = {"h": h, "vel": vel, "bed": bed, "surface": h + bed, "speed": np.abs(vel[..., 0])}
+        write_vti(folder / f"snapshot_{k:05d}.vti", (nx, ny), (0.0, 0.0), (dx, dx),
+                  {name: fields[name] for name in arrays}, time=t)
+        series.add(t, f"snapshot_{k:05d}.vti")
+    return folder
+
+
+def pixel_at(viewer, x, y, z):
+    """The picture's (row, column) of the world point (x, y, z) as the viewer's camera sees it."""
+    renderer = viewer.plotter.renderer
+    renderer.SetWorldPoint(x, y, z, 1.0)
+    renderer.WorldToDisplay()
+    column, row, _ = renderer.GetDisplayPoint()
+    return int(round(viewer.size[1] - 1 - row)), int(round(column))
+
+
+def patch(img, row, column, half=4):
+    return img[row - half:row + half + 1, column - half:column + half + 1].reshape(-1, 3).astype(float).mean(axis=0)
+
+
+def blueness(rgb):
+    return rgb[2] - 0.5 * (rgb[0] + rgb[1])
+
+
+def test_terrain_styles_are_offered_only_where_the_run_has_bed_and_h(tmp_path):
+    viewer = viz.Viewer(viz.Series.open(valley(tmp_path / "valley")), size=(320, 240))
+    try:   # any model: the array names decide; such a run opens on the terrain style, field h
+        assert viewer.styles == ("image", "iso", "schlieren", "terrain", "surface3d")
+        assert (viewer.style, viewer.field) == ("terrain", "h")
+    finally:
+        viewer.close()
+    for name, arrays in (("no_h", ("vel", "bed", "surface")), ("no_bed", ("h", "vel", "speed"))):
+        viewer = viz.Viewer(viz.Series.open(valley(tmp_path / name, arrays=arrays)), size=(320, 240))
+        try:
+            assert viewer.styles == ("image", "iso", "schlieren") and viewer.style == "image"
+        finally:
+            viewer.close()
+    assert not viz.has_terrain(["rho", "vel", "p"]) and viz.has_terrain(["h", "bed", "vel"])
+
+
+def test_terrain_screenshot_shows_blue_water_where_wet_and_grey_relief_where_dry(tmp_path, capsys):
+    folder = valley(tmp_path / "valley")
+    png = tmp_path / "terrain.png"
+    assert main(["view", str(folder), "--screenshot", str(png), "--time", "0", "--size", "480", "360"]) == 0
+    out = capsys.readouterr().out
+    assert "h where h > 1 mm" in out and "hill-shaded" in out
+    img = pixels(png)
+    assert img.shape == (360, 480, 3)
+    assert_not_blank(img)
+    viewer = viz.Viewer(viz.Series.open(folder), style="terrain", size=(480, 360))
+    try:
+        viewer.screenshot(tmp_path / "again.png", 0)
+        again = pixels(tmp_path / "again.png")
+        np.testing.assert_array_equal(again, img)                  # the command drew the same picture
+        z = viz.fields.centre_plane(viewer.series.grid(0), 2)
+        lake = patch(img, *pixel_at(viewer, 300.0, 400.0, z))       # 11 m deep
+        ground = patch(img, *pixel_at(viewer, 900.0, 400.0, z))     # the dry valley floor downstream
+        hillside = patch(img, *pixel_at(viewer, 300.0, 740.0, z))   # dry, high up
+        assert blueness(lake) > 40, lake
+        for dry in (ground, hillside):
+            assert abs(blueness(dry)) < 12 and np.ptp(dry) < 15, dry   # grey
+        assert set(viewer.plotter.scalar_bars.keys()) == {"h (m)"}      # units from the array's name
+        assert "t = 0 s" in viewer.plotter.actors["time"].GetInput()
+        # the second snapshot's water reaches x = 750 m
+        viewer.screenshot(tmp_path / "later.png", 1)
+        later = pixels(tmp_path / "later.png")
+        assert blueness(patch(later, *pixel_at(viewer, 750.0, 400.0, z))) > 40
+        assert abs(blueness(patch(img, *pixel_at(viewer, 750.0, 400.0, z)))) < 12
+    finally:
+        viewer.close()
+
+
+def test_hillshade_is_lit_from_the_north_west():
+    x = np.arange(8) * 10.0
+    X, Y = np.meshgrid(x, x, indexing="xy")
+    facing = {"north-west": 0.5 * (X - Y), "south-east": 0.5 * (Y - X), "flat": 0 * X}   # rising away, towards
+    shade = {k: viz.hillshade(v.ravel(), (8, 8), (10.0, 10.0)) for k, v in facing.items()}
+    np.testing.assert_allclose(shade["flat"], np.sin(np.radians(45)))
+    assert shade["north-west"].min() > shade["flat"].max() > shade["south-east"].max()
+
+
+def test_surface3d_draws_the_bed_and_the_water_warped_by_height(tmp_path):
+    folder = valley(tmp_path / "valley")
+    png = tmp_path / "3d.png"
+    assert main(["view", str(folder), "--screenshot", str(png), "--style", "surface3d", "--size", "480", "360"]) == 0
+    img = pixels(png)
+    assert_not_blank(img)
+    assert (np.array([blueness(p) for p in img.reshape(-1, 3).astype(float)]) > 40).mean() > 0.01   # water
+    viewer = viz.Viewer(viz.Series.open(folder), style="surface3d", exaggeration=5, wet_depth=0.5,
+                        size=(480, 360))
+    try:
+        viewer.draw(0)
+        actors = viewer.plotter.actors
+        ground = actors["ground"].mapper.dataset
+        water = actors["water"].mapper.dataset
+        bed = np.asarray(viewer.series.grid(0).cell_data["bed"])
+        np.testing.assert_allclose(ground.points[:, 2], 5 * bed)         # heights x5
+        lift = 0.01 * 5 * np.ptp(bed)                                   # drawn a hair above the ground
+        assert 5 * 70.0 <= water.points[:, 2].max() <= 5 * 70.0 + lift    # the lake's level
+        assert water.bounds[1] < 700                                      # the lake only: x < 600 m
+        assert set(viewer.plotter.scalar_bars.keys()) == {"bed (m)", "h (m)"}
+        assert "heights x5" in viewer.description and "h > 500 mm" in viewer.description
+        viewer.set_field("speed")
+        assert "speed (m/s)" in viewer.plotter.scalar_bars.keys()
+    finally:
+        viewer.close()
+
+
+def test_terrain_styles_make_movies_and_work_from_the_window_buttons(tmp_path):
+    folder = valley(tmp_path / "valley")
+    for style in ("terrain", "surface3d"):
+        gif = tmp_path / f"{style}.gif"
+        assert main(["view", str(folder), "--movie", str(gif), "--style", style, "--size", "320", "240"]) == 0
+        with Image.open(gif) as im:
+            assert im.n_frames == 2 and im.size == (320, 240)
+    viewer = viz.Viewer(viz.Series.open(folder), off_screen=True, size=(800, 600))
+    try:
+        viewer.add_widgets()
+        viewer.draw()
+        assert set(viewer._style_buttons) == {"image", "iso", "schlieren", "terrain", "surface3d"}
+        button = viewer._style_buttons["surface3d"]
+        button.GetRepresentation().SetState(1)
+        button.InvokeEvent("StateChangedEvent")
+        assert viewer.style == "surface3d" and "ground" in viewer.plotter.actors
+        assert viewer.plotter.renderer.axes_widget.GetEnabled()          # the orientation marker
+        for callback in viewer.plotter.iren._key_press_event_callbacks["slash"]:
+            callback()                                                    # / : the next style, image
+        assert viewer.style == "image" and "ground" not in viewer.plotter.actors
+        assert not viewer.plotter.renderer.axes_widget.GetEnabled()
+        viewer.set_style("terrain")
+        assert "water" in viewer.plotter.actors and "relief" in viewer.plotter.actors
+    finally:
+        viewer.close()
+
+
+def test_terrain_on_a_run_without_bed_or_h_is_a_clear_error(tmp_path, capsys):
+    png = str(tmp_path / "x.png")
+    for name, arrays in (("no_bed", ("h", "vel", "speed")), ("no_h", ("vel", "bed"))):
+        folder = valley(tmp_path / name, times=(0.0,), arrays=arrays)
+        for style in ("terrain", "surface3d"):
+            assert main(["view", str(folder), "--screenshot", png, "--style", style]) == 1
+            err = capsys.readouterr().err
+            assert err.startswith(f"taichiflow: error: style '{style}' draws water over terrain")
+            assert "a bed elevation array 'bed' and a depth array 'h'" in err and "Traceback" not in err
+    assert not (tmp_path / "x.png").exists()
+    magnetised_box(tmp_path / "box", times=(0.0,))
+    assert main(["view", str(tmp_path / "box"), "--screenshot", png, "--style", "terrain"]) == 1
+    assert "needs a 2D run" in capsys.readouterr().err
+    folder = valley(tmp_path / "valley", times=(0.0,))
+    assert main(["view", str(folder), "--screenshot", png, "--exaggeration", "0"]) == 1
+    assert "--exaggeration must be above 0" in capsys.readouterr().err
+
+
+def test_flood_pictures_tool_writes_the_gallery_files_from_a_run_folder(tmp_path):
+    import subprocess
+    root = CASES.parent
+    folder, out = valley(tmp_path / "valley", times=(0.0, 60.0, 120.0)), tmp_path / "gallery"
+    done = subprocess.run([sys.executable, str(root / "tools" / "flood-pictures.py"), str(folder), "--out", str(out),
+                           "--time", "60"], capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0, done.stderr
+    for name in ("valley_flood_depth.png", "valley_flood_3d.png"):
+        img = pixels(out / name)
+        assert img.shape == (760, 1200, 3)
+        assert_not_blank(img)
+    with Image.open(out / "valley_flood_depth.gif") as im:
+        assert im.n_frames == 3
+    assert "t = 60 s: wet 0.14 km^2" in done.stdout and "front at x = 860 m" in done.stdout   # the last wet centre
+    bare = valley(tmp_path / "bare", times=(0.0,), arrays=("vel", "speed"))
+    done = subprocess.run([sys.executable, str(root / "tools" / "flood-pictures.py"), str(bare), "--out", str(out)],
+                          capture_output=True, text=True, cwd=root)
+    assert done.returncode == 1 and "not a 2D run with bed and h arrays" in done.stderr

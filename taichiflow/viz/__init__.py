@@ -14,6 +14,13 @@ Scenes, by the run's dimension:
 * 2D: ``image`` (the field as an image), ``iso`` (an image of the pressure with the field's
   iso-line) and ``schlieren``.
 * 1D: ``line`` (line plots, one chart per field, or only the field asked for).
+* 2D runs whose snapshots have a bed elevation array ``bed`` and a depth array ``h`` (shallow
+  water over terrain; these two array names decide, not the model): ``terrain`` (the bed as a
+  grey hill-shaded relief lit from the north-west, the water where h > `wet_depth`, 1 mm,
+  coloured by the field, in blues, seen from above; the default style of such runs, with the
+  field h) and ``surface3d`` (the bed warped by its elevation times `exaggeration`, in earth
+  tones, and the water's surface h + bed warped alike, in perspective). Their scalar bars carry
+  SI units (h (m), speed (m/s)); terrain.py.
 
 Defaults follow the model: for a two-phase run (the fields contain ``alpha`` or the model is
 ``two_phase``) the ``alpha`` = 0.5 iso-surface coloured by ``p`` (3D; in 2D an image of ``p``
@@ -29,15 +36,15 @@ declares symmetry faces (boundary kind "symmetry") is mirrored across them and s
 Public API
 ----------
 Series.open(out_dir, mirror)    the run's snapshots (series.pvd) and resolved case
-Viewer(series, field, style, size, off_screen, iso, clim, vectors, seeds)
+Viewer(series, field, style, size, off_screen, iso, clim, vectors, seeds, wet_depth, exaggeration)
     .draw(index) .screenshot(png, index) .write_movie(path, fps) .add_widgets() .show()
 view_command(args)              `taichiflow view`
 attach_renderer(sim, log)       `taichiflow run --render`: a PNG beside every snapshot
 
 Modules: env (pyvista, off-screen, ffmpeg), series (the snapshots), fields (values, colours,
 seed points and streamlines), mirror (symmetry faces), viewer (the plotter, widgets, outputs),
-scenes (2D and 3D), axes (coordinates, orientation marker), charts (1D), log_charts (log-log
-line charts as PNGs), spectrum_chart (`taichiflow spectrum --plot`).
+scenes (2D and 3D), terrain (water over terrain), axes (coordinates, orientation marker), charts
+(1D), log_charts (log-log line charts as PNGs), spectrum_chart (`taichiflow spectrum --plot`).
 """
 from __future__ import annotations
 
@@ -51,10 +58,12 @@ from .env import pv
 from .env import require_pyvista as _require_pyvista
 from .fields import SCHLIEREN_K, cmap_for, scalar_values, schlieren
 from .series import NDIM_FIELD, Series
+from .terrain import TERRAIN_ARRAYS, TERRAIN_STYLES, has_terrain, hillshade
 from .viewer import DEFAULT_SEEDS, DEFAULT_SIZE, STYLES, Viewer
 
-__all__ = ["DEFAULT_SEEDS", "DEFAULT_SIZE", "NDIM_FIELD", "SCHLIEREN_K", "STYLES", "Series", "Viewer",
-           "attach_renderer", "cmap_for", "env", "scalar_values", "schlieren", "view_command"]
+__all__ = ["DEFAULT_SEEDS", "DEFAULT_SIZE", "NDIM_FIELD", "SCHLIEREN_K", "STYLES", "Series",
+           "TERRAIN_ARRAYS", "TERRAIN_STYLES", "Viewer", "attach_renderer", "cmap_for", "env", "has_terrain",
+           "hillshade", "scalar_values", "schlieren", "view_command"]
 
 
 def view_command(args) -> int:
@@ -67,7 +76,8 @@ def view_command(args) -> int:
                            "with --screenshot fig.png or --movie movie.gif")
     viewer = Viewer(series, field=args.field, style=args.style, size=args.size or DEFAULT_SIZE,
                     off_screen=off_screen, iso=getattr(args, "iso", None), clim=getattr(args, "clim", None),
-                    vectors=getattr(args, "vectors", None), seeds=getattr(args, "seeds", None))
+                    vectors=getattr(args, "vectors", None), seeds=getattr(args, "seeds", None),
+                    wet_depth=getattr(args, "wet_depth", None), exaggeration=getattr(args, "exaggeration", None))
     index = series.nearest(args.time)
     try:
         if args.screenshot:

@@ -52,11 +52,11 @@ class Axes:
     def _axes_labels(self, bounds) -> dict:
         return {f"n_{c}labels": label_count(bounds[2 * d], bounds[2 * d + 1]) for d, c in enumerate("xyz")}
 
-    def _flat_axes(self, bounds, z: float):
+    def _flat_axes(self, bounds, z: float, titles=("x", "y")):
         """x and y axes along the bottom and left edges of an image in the plane z, ticks outside."""
         flat = [bounds[0], bounds[1], bounds[2], bounds[3], z, z]
         actor = self.plotter.show_bounds(
-            bounds=flat, show_zaxis=False, xtitle="x", ytitle="y", ztitle=" ", location="front",
+            bounds=flat, show_zaxis=False, xtitle=titles[0], ytitle=titles[1], ztitle=" ", location="front",
             use_2d=True, ticks="outside", color=_TEXT, bold=False, fmt="{0:.4g}", font_size=self._fs(15),
             render=False, **self._axes_labels(flat))
         for axis in range(3):        # flat text takes its size from the text properties

@@ -70,7 +70,13 @@ class Scenes:
 
     # --- 2D ---------------------------------------------------------------------------------
     def _draw_2d(self, grid):
+        if self.style == "terrain":
+            return self._draw_terrain(grid)
+        if self.style == "surface3d":
+            return self._draw_surface3d(grid)
         p = self.plotter
+        self._hide_marker()          # shown by surface3d
+        self._smooth_edges(False)    # on in the terrain styles
         z = centre_plane(grid, 2)
         if self.style == "schlieren":
             values, title = scalar_values(grid, self.field, 2)

@@ -12,9 +12,11 @@ from .env import pv, require_pyvista
 from .fields import colour_limits, scalar_values, vector_names
 from .scenes import Scenes
 from .series import Series
+from .terrain import TERRAIN_STYLES, Terrain, has_terrain
 
 STYLES = {1: ("line",), 2: ("image", "iso", "schlieren"),
           3: ("iso", "slice", "volume", "schlieren", "streamlines")}
+# and, for 2D runs whose snapshots have the arrays bed and h, TERRAIN_STYLES (terrain.py)
 DEFAULT_SIZE = (1024, 768)
 DEFAULT_SEEDS = 200          # streamline seed points
 _TEXT = "black"
@@ -26,13 +28,15 @@ _BAR = dict(vertical=False, position_x=0.25, position_y=0.01, width=0.5, height=
 _BAR_PAIR = {False: ((0.11, 0.27), (0.56, 0.26)), True: ((0.28, 0.17), (0.63, 0.19))}
 
 
-class Viewer(Scenes, Charts, Axes):
+class Viewer(Scenes, Terrain, Charts, Axes):
     """One PyVista plotter over a Series: draws snapshot `index` with a field and a style.
 
     Off-screen it makes screenshots and movies; on screen `add_widgets()` adds a time slider,
     field and style buttons and keys (Left/Right: previous/next snapshot, Home/End: first/last,
     [ and ]: previous/next field, /: next style). The streamlines style draws the lines of the
     vector array `vectors` (default: B where the run has it, else vel) through `seeds` points.
+    2D runs with the arrays bed and h also have the terrain styles (terrain.py): the water where h
+    exceeds `wet_depth` over the bed's relief, and in 3D warped by `exaggeration`.
 
     Colours: `clim` (low, high) where given; else a screenshot spans its own snapshot's range,
     while a movie and the window (`one_range`) span the field's range over the whole series, so
@@ -40,7 +44,7 @@ class Viewer(Scenes, Charts, Axes):
     """
 
     def __init__(self, series: Series, field=None, style=None, size=DEFAULT_SIZE, off_screen=True,
-                 iso=None, clim=None, vectors=None, seeds=None):
+                 iso=None, clim=None, vectors=None, seeds=None, wet_depth=None, exaggeration=None):
         require_pyvista()
         if off_screen:
             env.prepare_offscreen()
@@ -54,6 +58,11 @@ class Viewer(Scenes, Charts, Axes):
             raise ValueError(f"--seeds must be at least 1 (got {self.seeds})")
         # streamlines need a vector array
         self.styles = tuple(s for s in STYLES[self.ndim] if s != "streamlines" or self.vectors)
+        # water over terrain: 2D runs with a bed and a depth
+        self.terrain = self.ndim == 2 and has_terrain(series.arrays)
+        if self.terrain:
+            self.styles += TERRAIN_STYLES
+        self._terrain_options(wet_depth, exaggeration)
         self.field = field or self.default_field()
         self.style = style or self.default_style()
         self.iso = iso
@@ -81,13 +90,15 @@ class Viewer(Scenes, Charts, Axes):
             return "all"
         if self.series.two_phase and "alpha" in arrays:
             return "alpha"
+        if self.terrain:
+            return "h"
         return "rho" if "rho" in arrays else arrays[0]
 
     def default_style(self) -> str:
         if self.ndim == 1:
             return "line"
         if self.ndim == 2:
-            return "iso" if self.series.two_phase else "image"
+            return "iso" if self.series.two_phase else "terrain" if self.terrain else "image"
         return "iso" if self.series.two_phase else "slice"
 
     def _checked_vectors(self, name):
@@ -102,6 +113,7 @@ class Viewer(Scenes, Charts, Axes):
         return next((n for n in ("B", "vel") if n in names), None)
 
     def _check(self, field, style):
+        self._terrain_check(style)
         if style not in self.styles:
             kind = {1: "1D runs are drawn as line plots", 2: "2D runs are drawn as images"}.get(
                 self.ndim, "streamlines need a three-component array such as vel or B")
@@ -161,7 +173,8 @@ class Viewer(Scenes, Charts, Axes):
             {2: self._draw_2d, 3: self._draw_3d}[self.ndim](grid)
             self._add_mirror_note()
             self._bar_titles()
-            head = f"{self.series.name}   t = {self.time:.4g}   ({self.index + 1}/{len(self.series)})"
+            seconds = " s" if self.style in TERRAIN_STYLES else ""      # those pictures are in SI units
+            head = f"{self.series.name}   t = {self.time:.4g}{seconds}   ({self.index + 1}/{len(self.series)})"
             h, fs_head, fs_what = self.size[1], self._fs(14), self._fs(10)
             y_head = h - 1.9 * fs_head - 3                     # in pixels, from the bottom
             y_what = y_head - 1.8 * fs_what - 4
