@@ -49,6 +49,7 @@ REDUCED = {
     "valley_dam_break.toml": ["grid.cells=[60, 30]", "time.end=120.0"],
     "sr_marti_muller_1.toml": ["grid.cells=[100]"],
     "sr_marti_muller_2.toml": ["grid.cells=[100]"],
+    "sr_expanding_ball.toml": ["grid.cells=[16, 16, 16]", "time.end=0.1"],
 }
 
 
