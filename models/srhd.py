@@ -9,10 +9,12 @@ Primitive recovery: the pressure is the root of f(p) = (gamma - 1)/gamma ((E + p
 with v = S / (E + p), E = tau + D. f is negative above the root and at p = (gamma - 1) E, where
 Newton's iteration starts and from where it falls monotonically onto the root (the derivative
 |v|^2 c_s^2 - 1 of Marti & Mueller), never below the pressure at which |v| would reach 1; it
-stops once a step no longer shrinks (rounding) or after 60 steps. A state for which no
-admissible pressure exists comes out with p <= 0 or a non-finite value, which the framework's
-admissibility check catches (fallback, retry, or a stop naming the cell). The Lorentz factor is
-capped at lorentz_max (a case parameter): |v| never reaches 1.
+stops once a step no longer shrinks (rounding) or after 60 steps. A U that no fluid has
+(E^2 <= |S|^2 + D^2, or D <= 0: every ideal gas with gamma <= 2 has E^2 > |S|^2 + D^2) comes
+out with p = -1 (to a margin of 1e-6 of E^2 - D^2, the rounding of a cold gas in f32), which the
+framework's admissibility check catches (face fallback, FORCE's
+Lax-Friedrichs fallback, retry, or a stop naming the cell). The Lorentz factor of a physical
+state is capped at lorentz_max (a case parameter): |v| never reaches 1.
 
 The reconstruction works on the spatial part of the four-velocity, W v, not on v: limited
 slopes of v can give a face state with |v| > 1, those of W v cannot (W v maps back to
@@ -86,6 +88,11 @@ def to_primitive(U, gamma, lorentz_max):
     v2 = vel.dot(vel)
     if v2 > v_max2:  # the Lorentz factor's ceiling
         vel *= ti.sqrt(v_max2 / v2)
+    # E^2 - |S|^2 - D^2 = tau (tau + 2 D) - |S|^2, without the rounding of tau + D (a cold gas);
+    # a margin of 1e-6 of it: a cold gas moving at W = 1.5 has p within f32's rounding of it
+    excess = U.tau * (U.tau + 2.0 * U.D)
+    if not (excess - S * S > -1e-6 * excess and U.D > 0.0):
+        p = -1.0  # no fluid has this U (gamma <= 2): inadmissible, never a state made up for it
     return model.W(rho=U.D * ti.sqrt(1.0 - vel.dot(vel)), vel=vel, p=p)
 
 

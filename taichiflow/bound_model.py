@@ -97,6 +97,15 @@ class BoundModel:
             return extend(f, self.U.n, component(u, self.U.n) * self.normal_velocity(w))
         return f
 
+    def flux_of_state_checked(self, u):
+        """flux_of_state(u) and whether u's primitive state is admissible (FORCE's fallback)."""
+        core = ti.Vector([component(u, k) for k in range(self.U.n)]) if self.augmented else u
+        w = self.prim(core)
+        f = self.flux(w, core)
+        if self.augmented:
+            f = extend(f, self.U.n, component(u, self.U.n) * self.normal_velocity(w))
+        return f, self.admissible(w)
+
     def roe_speeds(self, wl, wr):
         """(smin, smax) of the model's Roe-averaged state between wl and wr (Einfeldt speeds)."""
         speeds = self._call("roe_speeds", self.W.view(wl), self.W.view(wr))

@@ -546,6 +546,15 @@ def _check_scheme(scheme, at):
     method = registry.methods.get(scheme["method"])
     scheme.setdefault("riemann", method.default_riemann)
     scheme.setdefault("variables", method.default_variables)
+    for other in registry.methods.entries():  # keys of one method: its defaults, refused for the others
+        for key, default in other.options:
+            if other is method:
+                scheme.setdefault(key, default)
+            elif key in scheme:
+                raise (at / key).error(f"is read by method = '{other.name}' only, not '{method.name}'")
+    if method.own_flux and scheme.get("retry"):
+        raise (at / "retry").error(f"method = '{method.name}' uses no reconstruction or Riemann solver: a retry "
+                                   f"with other ones would repeat the same step")
     tables = [(scheme, at)] + [(scheme["retry"], at / "retry")] * bool(scheme.get("retry"))
     for table, where in tables:
         for key, allowed in (("riemann", method.riemann), ("variables", method.variables)):
@@ -553,7 +562,7 @@ def _check_scheme(scheme, at):
                 raise (where / key).error(f"method = '{method.name}' takes {key} = "
                                           f"{' or '.join(repr(a) for a in allowed)}, not {table[key]!r}")
         recon = registry.reconstructions.get(table.get("reconstruction", scheme["reconstruction"]))
-        if method.per_face and recon.needs_model:
+        if method.per_face and recon.needs_model and not method.own_flux:
             raise (where / "reconstruction").error(f"method = '{method.name}' reconstructs fluxes, which "
                                                    f"'{recon.name}' cannot (its predictor evolves states)")
 
@@ -614,6 +623,11 @@ SCHEMA = Table({
         "riemann": Key(RIEMANN, OMIT),
         "wave_speeds": Key(WAVE_SPEEDS, "davis"),
         "musta_stages": Key(Int(ge=1), 3),
+        # FORCE and MUSTA: a face whose Richtmyer state is inadmissible takes the Lax-Friedrichs flux
+        "force_fallback": Key(Choice(True, False), False),
+        # method = "shasta": its diffusion eta and anti-diffusion coefficient (defaults from the registry)
+        "shasta_diffusion": Key(Float(gt=0, le=0.5), OMIT),
+        "shasta_antidiffusion": Key(Float(ge=0, le=0.125), OMIT),
         "positivity_fallback": Key(Choice(True, False), True),
         "integrator": Key(INTEGRATORS, "lsrk3"),
         "cfl": Key(Float(gt=0, le=1), 0.4),

@@ -19,7 +19,7 @@ from typing import Callable, Union
 
 from .errors import UnknownNameError, suggest
 
-__all__ = ["BoundaryKindEntry", "Catalogue", "FINITE_DIFFERENCE", "FINITE_VOLUME", "IntegratorEntry",
+__all__ = ["BoundaryKindEntry", "Catalogue", "FINITE_DIFFERENCE", "FINITE_VOLUME", "IntegratorEntry", "SHASTA",
            "LimiterEntry", "MODEL_ROLES", "MethodEntry", "methods",
            "ReconstructionEntry", "RiemannSolverEntry", "VariablesEntry", "WaveSpeedsEntry",
            "boundary_kinds", "integrators", "is_diffusive", "limiters", "reconstructed_variables",
@@ -149,9 +149,23 @@ class MethodEntry:
     per_face: bool = False                    # its face fluxes have no per-cell face states
     variables_hooks: tuple[tuple[str, tuple[str, ...]], ...] = ()  # extra hooks of a variables choice
     doc: str = ""
+    # A method that makes its own face flux from a stencil, using neither the reconstruction nor
+    # the Riemann solver (the case keys stay, ignored): factory(phys, scheme) -> Taichi function
+    # (stencil of 2 reach primitive states in the normal frame, dt_dx) -> normal-frame flux.
+    face_flux: Target | None = None
+    reach: int = 0                            # with face_flux: cells its stencil reads a side (ghost layers)
+    options: tuple[tuple[str, object], ...] = ()  # [scheme] keys only it reads, with their defaults
 
     def hooks_for(self, variables: str) -> tuple[str, ...]:
         return dict(self.variables_hooks).get(variables, ())
+
+    @property
+    def own_flux(self) -> bool:
+        """Whether its faces use no reconstruction and no Riemann solver (face_flux)."""
+        return self.face_flux is not None
+
+    def load(self) -> Callable:
+        return resolve(self.face_flux)
 
 
 @dataclass(frozen=True)
@@ -212,7 +226,7 @@ class Catalogue:
         del self._entries[name]
 
 
-FINITE_VOLUME, FINITE_DIFFERENCE = "finite_volume", "finite_difference"
+FINITE_VOLUME, FINITE_DIFFERENCE, SHASTA = "finite_volume", "finite_difference", "shasta"
 
 methods = Catalogue("method", [
     MethodEntry(FINITE_VOLUME, riemann=None, variables=None, default_riemann="hllc",
@@ -225,6 +239,14 @@ methods = Catalogue("method", [
                 per_face=True, variables_hooks=(("characteristic", ("eigenvectors", "jacobians")),),
                 doc="point values; the flux split with the Rusanov speed and its two parts reconstructed "
                     "(Shu & Osher): the reconstruction's order in 1D, 2D and 3D"),
+    MethodEntry(SHASTA, riemann=None, variables=("conserved",), default_riemann="rusanov",
+                default_variables="conserved", conservative_only=True, per_face=True,
+                face_flux="taichiflow.numerics.shasta:make_shasta_flux", reach=3,
+                options=(("shasta_diffusion", 0.125), ("shasta_antidiffusion", 0.125)),
+                doc="cell averages; SHASTA flux-corrected transport (Boris & Book 1973, in the centred form of "
+                    "Rischke et al. 1995): centred fluxes plus diffusion, then anti-diffusion limited so that no "
+                    "new extrema appear, component by component on U. Needs only the model's flux; reconstruction "
+                    "and riemann are ignored"),
 ])
 
 _RECON = "taichiflow.numerics.reconstruction:"

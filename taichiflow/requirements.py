@@ -65,7 +65,15 @@ def _working_solvers(model) -> str:
     return _one_of(choices)
 
 
+def _builds_recon_and_solver(scheme: dict) -> bool:
+    """Whether the case's method builds the reconstruction and Riemann solver it names (a
+    method with its own face flux, SHASTA, ignores them: they need nothing of the model)."""
+    return not registry.methods.get(scheme.get("method", registry.FINITE_VOLUME)).own_flux
+
+
 def _check_riemann(scheme: dict, model, where: str) -> None:
+    if not _builds_recon_and_solver(scheme):
+        return
     missing = missing_hooks(model, scheme)
     if missing:
         raise ModelError(f"{where}: [scheme] riemann = '{scheme['riemann']}' (wave_speeds = "
@@ -83,7 +91,7 @@ def _check_variables(scheme: dict, model, where: str) -> None:
                          f"'{model.name}' to declare {', '.join('@model.' + h for h in missing)}; "
                          f"use {_quoted_or(working)}")
     recon = registry.reconstructions.get(scheme["reconstruction"])
-    if recon.variables is not None and chosen.name not in recon.variables:
+    if recon.variables is not None and chosen.name not in recon.variables and _builds_recon_and_solver(scheme):
         reason = f" ({recon.variables_reason})" if recon.variables_reason else ""
         raise ModelError(f"{where}: [scheme] variables = '{chosen.name}' does not combine with "
                          f"reconstruction = '{recon.name}'{reason}")
@@ -106,15 +114,16 @@ def _check_method(scheme: dict, model, where: str) -> None:
 
 
 def _check_model_limits(case: dict, model, where: str) -> None:
-    """The grid dimensions a model is written for, and the variables it must be reconstructed
-    in where it declares them (a lake at rest stays at rest only in those)."""
+    """The grid dimensions a model is written for, and the variables a model with face balance
+    terms must be reconstructed in where it declares them (a lake at rest stays at rest only in
+    those; a relativistic model's four-velocity is a preference, conserved variables work too)."""
     dim = len(case["grid"]["cells"])
     if dim not in model.dimensions:
         raise ModelError(f"{where}: [grid] cells: model '{model.name}' is written for "
                          f"{_one_of(f'{d}D' for d in model.dimensions)} grids, not {dim}D")
     variables = case["scheme"]["variables"]
-    if "to_reconstructed" in model.functions and variables != "primitive":
-        raise ModelError(f"{where}: [scheme] variables = '{variables}': model '{model.name}' is reconstructed "
+    if model.balance and "to_reconstructed" in model.functions and variables != "primitive":
+        raise ModelError(f"{where}: [scheme] variables = '{variables}': model '{model.name}' balances its faces "
                          "in the variables it declares (to_reconstructed); use variables = 'primitive'")
 
 

@@ -16,11 +16,20 @@ from .indexing import with_axis
 
 class FaceScheme(NamedTuple):
     """The numerics of a face: reconstruction, Riemann solver, reconstructed variables; or,
-    for the finite-difference method, the split flux of the stencil (numerics/splitting.py)."""
+    for the finite-difference method, the split flux of the stencil (numerics/splitting.py),
+    and for a method with its own face flux (SHASTA, numerics/shasta.py) that flux, with a
+    Stencil in place of the reconstruction and no solver."""
     recon: object
     riemann: Callable
     variables: object
     split_flux: Callable = None
+
+
+class Stencil(NamedTuple):
+    """The stencil of a method's own face flux: `ghost` cells on each side of the face (the
+    sweeps read a reconstruction's ghost the same way)."""
+    name: str
+    ghost: int
 
 
 class FaceFunctions(NamedTuple):
@@ -67,6 +76,7 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     face_pair = "face_states" in phys.model.functions
     balance = phys.n_balance > 0
     static = phys.static_indices
+    counting = getattr(riemann, "counts_fallbacks", False)
 
     def cells_at(index, start, count):
         return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
@@ -91,6 +101,10 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
                 replaced += 1
         if ti.static(face_pair and not balance):  # the model's own pair of face states (GLM's B_n and psi)
             left, right = phys.face_states(left, right)
+        if ti.static(counting):  # (FORCE's faces that fell back to Lax-Friedrichs count as replaced)
+            flux, fell_back = riemann_flux(left, right, dt_dx)
+            replaced += fell_back
+            return permute(flux, to_global), replaced
         return permute(riemann_flux(left, right, dt_dx), to_global), replaced
 
     def riemann_flux(left, right, dt_dx):
@@ -101,11 +115,12 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
         if not (balance or static):
             return riemann(left, right, dt_dx)
         solved_left, solved_right = phys.face_states(left, right) if face_pair and balance else (left, right)
-        flux = riemann(solved_left, solved_right, dt_dx)
+        result = riemann(solved_left, solved_right, dt_dx)
+        flux, fell_back = result if counting else (result, None)  # (a counting solver: its count too)
         flux = ti.Vector([0.0 if k in static else component(flux, k) for k in range(flux.n)])
-        if not balance:
-            return flux
-        return _joined(flux, phys.face_balance(left, solved_left), phys.face_balance(right, solved_right))
+        if balance:
+            flux = _joined(flux, phys.face_balance(left, solved_left), phys.face_balance(right, solved_right))
+        return (flux, fell_back) if counting else flux
 
     @ti.func
     def face_flux(stencil: ti.template(), index, i, dt_dx):
@@ -129,8 +144,8 @@ def _joined(*vectors):
 
 
 def _split_face_flux(split_flux, to_global):
-    """face_flux of the finite-difference method: no face states, so none is ever replaced
-    (the plan reconstructs its fluxes per face: kernels/plan.py)."""
+    """face_flux of the finite-difference method and of a method with its own face flux: no
+    face states, so none is ever replaced (the plan makes their fluxes per face: kernels/plan.py)."""
 
     @ti.func
     def face_flux(stencil: ti.template(), index, i, dt_dx):

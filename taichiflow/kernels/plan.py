@@ -252,6 +252,10 @@ def _product(values) -> int:
 
 
 def _scheme_words(scheme: dict) -> str:
+    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    if method.own_flux:
+        options = ", ".join(f"{key} {scheme.get(key, default)}" for key, default in method.options)
+        return f"{method.name} on conserved variables ({options}; reconstruction and riemann unused)"
     if scheme.get("method", registry.FINITE_VOLUME) == registry.FINITE_DIFFERENCE:
         return (f"finite differences: {scheme['reconstruction']} of the {scheme['riemann']}-split flux on "
                 f"{scheme['variables']} variables")
@@ -337,6 +341,13 @@ def _per_cell(reconstruct: str, scheme: dict, arch: str, precision: str, reach: 
     return reconstructs_per_cell(reconstruct, scheme.get("variables", "primitive"), arch, precision, reach)
 
 
+def stencil_reach(scheme: dict) -> int:
+    """Cells a face flux of `scheme` reads on each side of its face: the reconstruction's reach,
+    or that of a method with its own face flux."""
+    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    return method.reach if method.own_flux else registry.reconstructions.get(scheme["reconstruction"]).reach
+
+
 def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32") -> list:
     """Per-axis segment lengths from the [run] segment key (int, per-axis list or [])."""
     if segment == []:
@@ -361,7 +372,7 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
         raise ValueError("[scheme] retry needs [run] keep_last_good = true (a retried step starts again from the "
                          "kept state)")
     schemes = (scheme,) + (({**scheme, **retry},) if retry else ())
-    reaches = [registry.reconstructions.get(s["reconstruction"]).reach for s in schemes]
+    reaches = [stencil_reach(s) for s in schemes]
     ghost = max(reaches)
     for axis, n in enumerate(cells):
         mirrored = [kind for kind in boundaries[axis] if kind in MIRRORED_KINDS]

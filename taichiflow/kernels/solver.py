@@ -22,11 +22,11 @@ from .. import taichi_patches  # noqa: F401  (before any field is made)
 from ..numerics.reconstruction import make_reconstruction
 from ..numerics.riemann import RIEMANN_SOLVERS
 from ..numerics.splitting import make_split_flux
-from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME
+from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME, methods
 from ..numerics.variables import make_variables
 from .boundaries import make_boundaries
 from .clock import DeviceClock
-from .faces import FaceScheme, SweepContext
+from .faces import FaceScheme, Stencil, SweepContext
 from .halo import SingleBlock
 from .idle import IdleTiles
 from .reductions import Diagnostics, FallbackCounter, StepCheck
@@ -106,6 +106,9 @@ class Solver:
 
     def _face_scheme(self, scheme) -> FaceScheme:
         """The face numerics of a [scheme] table."""
+        method = methods.get(scheme.get("method", FINITE_VOLUME))
+        if method.own_flux:  # (SHASTA: no reconstruction, no Riemann solver)
+            return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(self.phys, scheme))
         recon = make_reconstruction(scheme, self.phys)
         # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
         riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})

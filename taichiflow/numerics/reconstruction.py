@@ -291,7 +291,13 @@ def make_weno5(factors):
 
 # --- MUSCL-Hancock --------------------------------------------------------------------------
 def _state_maps(phys, variables: str):
-    """(x -> (w, u), u -> x) between the reconstructed variables x and the model's W and U."""
+    """(x -> (w, u), u -> x) between the reconstructed variables x and the model's W and U (a
+    model's own reconstructed variables, to_reconstructed, where it declares them)."""
+    if variables == "primitive" and "to_reconstructed" in phys.model.functions:
+        def states(x):
+            w = phys.from_reconstructed(x)
+            return w, phys.cons(w)
+        return states, (lambda u: phys.to_reconstructed(phys.prim(u)))
     if variables == "primitive":
         return (lambda x: (x, phys.cons(x))), phys.prim
     if variables == "conserved":

@@ -138,7 +138,10 @@ def _force_dimension_factor(scheme) -> float:
     return alpha
 
 
-def _make_force_flux(phys):
+def _make_force_flux(phys, fallback: bool = False):
+    """FORCE of a conserved pair; with `fallback` the flux is (flux, 1 where the Richtmyer state
+    was inadmissible and the face took the Lax-Friedrichs flux alone, else 0)."""
+
     @ti.func
     def force_flux(uL, fL, uR, fR, lam):
         """FORCE (Toro & Billett 2000) of a conserved pair, lam = (alpha) dt/dx: the mean of the
@@ -149,13 +152,30 @@ def _make_force_flux(phys):
         f_lf = 0.5 * (fL + fR) - (0.5 / lam) * (uR - uL)
         return 0.5 * (f_lw + f_lf)
 
-    return force_flux
+    @ti.func
+    def force_flux_or_lax_friedrichs(uL, fL, uR, fR, lam):
+        """As force_flux, but where the Richtmyer state u_half is inadmissible (a relativistic
+        state past the speed of light, a negative pressure) the face takes the Lax-Friedrichs
+        flux alone, which is positive where FORCE's half is not: (flux, 1) then, else (flux, 0)."""
+        u_half = 0.5 * (uL + uR) - 0.5 * lam * (fR - fL)
+        f_lw, admissible = phys.flux_of_state_checked(u_half)
+        f_lf = 0.5 * (fL + fR) - (0.5 / lam) * (uR - uL)
+        flux = f_lf
+        fell_back = 1
+        if admissible:
+            flux = 0.5 * (f_lw + f_lf)
+            fell_back = 0
+        return flux, fell_back
+
+    return force_flux_or_lax_friedrichs if fallback else force_flux
 
 
 def make_force(phys, scheme):
-    """FORCE flux. dt_dx must be > 0 (it sets the numerical viscosity, ~ dx/dt)."""
+    """FORCE flux. dt_dx must be > 0 (it sets the numerical viscosity, ~ dx/dt). With [scheme]
+    force_fallback the solver returns (flux, faces that fell back to Lax-Friedrichs)."""
     alpha = _force_dimension_factor(scheme)
-    force_flux = _make_force_flux(phys)
+    fallback = bool(scheme.get("force_fallback", False))
+    force_flux = _make_force_flux(phys, fallback)
 
     @ti.func
     def force(wL, wR, dt_dx):
@@ -163,6 +183,7 @@ def make_force(phys, scheme):
         uR, fR = phys.state_and_flux(wR)
         return force_flux(uL, fL, uR, fR, alpha * dt_dx)
 
+    force.counts_fallbacks = fallback
     return force
 
 
@@ -174,12 +195,15 @@ def make_musta(phys, scheme):
     pair, so k stages cost k + 1 FORCE evaluations and 3k + 1 primitive recoveries: only
     flux, to_conserved and to_primitive are used, so any model works. The local step uses the
     same alpha dt/dx as the FORCE flux (in 1D, alpha = 1: exactly Cygert et al.'s eq. 4), so the
-    local problem is a consistent 1D FORCE run at Courant number alpha |s| dt/dx <= 1."""
+    local problem is a consistent 1D FORCE run at Courant number alpha |s| dt/dx <= 1. With
+    [scheme] force_fallback a face where any state MUSTA makes is inadmissible (a Richtmyer
+    state, a local step's pair) takes the Lax-Friedrichs flux of its own pair, and counts once."""
     alpha = _force_dimension_factor(scheme)
     stages = int(scheme.get("musta_stages", 3))
     if stages < 1:
         raise ValueError(f"[scheme] musta_stages must be >= 1, got {stages}")
-    force_flux = _make_force_flux(phys)
+    fallback = bool(scheme.get("force_fallback", False))
+    force_flux = _make_force_flux(phys, fallback)
 
     @ti.func
     def musta(wL, wR, dt_dx):
@@ -194,7 +218,31 @@ def make_musta(phys, scheme):
             fR = phys.flux_of_state(uR)
         return force_flux(uL, fL, uR, fR, lam)
 
-    return musta
+    @ti.func
+    def musta_or_lax_friedrichs(wL, wR, dt_dx):
+        """MUSTA where every state it makes is admissible (each FORCE's Richtmyer state and each
+        local step's pair); otherwise the Lax-Friedrichs flux of the face's own pair: (flux, 1)."""
+        lam = alpha * dt_dx
+        uL0, fL0 = phys.state_and_flux(wL)
+        uR0, fR0 = phys.state_and_flux(wR)
+        uL, fL, uR, fR = uL0, fL0, uR0, fR0
+        fell_back = 0
+        for _ in range(stages):
+            f, fell = force_flux(uL, fL, uR, fR, lam)
+            uL = uL - lam * (f - fL)
+            uR = uR - lam * (fR - f)
+            fL, left_ok = phys.flux_of_state_checked(uL)
+            fR, right_ok = phys.flux_of_state_checked(uR)
+            fell_back |= fell | (not left_ok) | (not right_ok)
+        flux, fell = force_flux(uL, fL, uR, fR, lam)
+        fell_back |= fell
+        if fell_back:
+            flux = 0.5 * (fL0 + fR0) - (0.5 / lam) * (uR0 - uL0)
+        return flux, fell_back
+
+    chosen = musta_or_lax_friedrichs if fallback else musta
+    chosen.counts_fallbacks = fallback
+    return chosen
 
 
 # --- solvers a model provides (Model.riemann_solver) -------------------------------------------

@@ -11,7 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .. import checkpoint
+from .. import checkpoint, registry
 from ..errors import RunInterrupted, SimulationError
 from . import folder as run_folder
 from ..parallel.comm import on_root, world
@@ -110,9 +110,11 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
     if args.render:
         from ..viz import attach_renderer
         attach_renderer(sim, log=log.write)
+    scheme = case["scheme"]
+    faces = (scheme["method"] if registry.methods.get(scheme["method"]).own_flux  # (SHASTA: neither is used)
+             else f"{scheme['reconstruction']} + {scheme['riemann']}")
     log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
-              f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme "
-              f"{case['scheme']['reconstruction']} + {case['scheme']['riemann']} + {case['scheme']['integrator']}")
+              f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme {faces} + {scheme['integrator']}")
     for line in sim.plan.describe().splitlines():
         log.write(line)
     try:

@@ -23,12 +23,8 @@ ROBUST_RECONSTRUCTION = ("plm", "minmod")
 ROBUST_RIEMANN = ("hll", "rusanov")
 
 
-def advice(scheme: dict, out_dir) -> str:
-    """The likely fixes for a blow-up, given what the case already does: never the scheme
-    that failed (the registry says which choices are the robust ones)."""
-    tips = [f"a lower [scheme] cfl (now {scheme['cfl']:g})"]
-    if not scheme["positivity_fallback"]:
-        tips.append("[scheme] positivity_fallback = true")
+def _more_diffusive(scheme: dict) -> list:
+    """The changes of reconstruction and Riemann solver towards the robust ones."""
     changes = []
     if not registry.reconstructions.get(scheme["reconstruction"]).diffusive:
         changes.append(f"reconstruction = '{ROBUST_RECONSTRUCTION[0]}' with limiter = '{ROBUST_RECONSTRUCTION[1]}'")
@@ -38,8 +34,20 @@ def advice(scheme: dict, out_dir) -> str:
         changes.append(f"riemann = '{ROBUST_RIEMANN[0]}'")
     elif scheme["riemann"] != ROBUST_RIEMANN[1]:
         changes.append(f"riemann = '{ROBUST_RIEMANN[1]}'")
-    if changes:
-        tips.append("a more diffusive scheme ([scheme] " + ", ".join(changes) + ")")
+    return changes
+
+
+def advice(scheme: dict, out_dir) -> str:
+    """The likely fixes for a blow-up, given what the case already does: never the scheme
+    that failed (the registry says which choices are the robust ones)."""
+    tips = [f"a lower [scheme] cfl (now {scheme['cfl']:g})"]
+    if not scheme["positivity_fallback"]:
+        tips.append("[scheme] positivity_fallback = true")
+    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    if method.own_flux:  # its faces use neither the reconstruction nor the Riemann solver: its own keys
+        tips += [f"another [scheme] {key} (now {scheme.get(key, default):g})" for key, default in method.options]
+    elif _more_diffusive(scheme):
+        tips.append("a more diffusive scheme ([scheme] " + ", ".join(_more_diffusive(scheme)) + ")")
     text = "Try " + ", or ".join(tips) + "."
     saved = sorted(out_dir.glob(checkpoint.PATTERN)) if out_dir else []
     if saved:
