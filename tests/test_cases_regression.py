@@ -50,6 +50,8 @@ REDUCED = {
     "sr_marti_muller_1.toml": ["grid.cells=[100]"],
     "sr_marti_muller_2.toml": ["grid.cells=[100]"],
     "sr_expanding_ball.toml": ["grid.cells=[16, 16, 16]", "time.end=0.1"],
+    "sr_transverse.toml": ["grid.cells=[100]"],
+    "sr_blast_3d.toml": ["grid.cells=[12, 12, 12]", "time.end=0.2"],
 }
 
 
