@@ -70,6 +70,17 @@ _SHALLOW = {"model": "shallow_water", "reconstruction": "plm", "riemann": "hll",
             "precision": "f32", "dim": 2, "target": None}
 SWEEP += [{**_SHALLOW, "wet_fraction": wet, "overrides": [f"run.skip_idle={skip}"]}
           for wet in (1.0, 0.1) for skip in ("true", "false")]
+# Special-relativistic hydrodynamics (f32; no absolute target yet): seed 000's MUSCL-Hancock +
+# MUSTA-FORCE (MINBEE, one Euler stage, cfl 1/3 in 3D), WENO5 + HLL(E), and SHASTA.
+SWEEP += [
+    {"model": "srhd", "reconstruction": "muscl_hancock", "limiter": "minbee", "riemann": "musta",
+     "integrator": "euler", "precision": "f32", "target": None,
+     "overrides": ["scheme.cfl=0.3", "scheme.force_fallback=true"]},
+    {"model": "srhd", "reconstruction": "weno5", "riemann": "hll", "integrator": "lsrk3", "precision": "f32",
+     "target": None},
+    {"model": "srhd", "reconstruction": "weno5", "riemann": "hll", "integrator": "lsrk3", "precision": "f32",
+     "target": None, "overrides": ["scheme.method='shasta'", "scheme.riemann='rusanov'"]},
+]
 
 
 # A 3-vector other than the velocity (a magnetic field): a uniform part plus a wave across the
@@ -135,6 +146,14 @@ def set_idle_beyond(solver, fraction: float):
     solver.refresh_primitives()
 
 
+def _scheme_label(solver, riemann: str, integrator: str) -> str:
+    """reconstruction+riemann+integrator, or method+integrator for a method with its own flux."""
+    scheme = solver.schemes[0]
+    if scheme.riemann is None:  # (SHASTA: neither a reconstruction nor a Riemann solver)
+        return f"{scheme.recon.name}+{integrator}"
+    return f"{scheme.recon.name}+{riemann}+{integrator}"
+
+
 def _active_share(solver) -> float:
     """The share of tiles the kernels computed at the end of the timing."""
     active, total = solver.idle.active_counts()
@@ -196,7 +215,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
     roof = copy / traffic
     return {
         "device": _device_name(sim.arch), "arch": sim.arch, "precision": precision,
-        "model": model, "scheme": f"{solver.schemes[0].recon.name}+{riemann}+{integrator}",
+        "model": model, "scheme": _scheme_label(solver, riemann, integrator),
         "grid": "x".join(map(str, grid)), "overrides": " ".join(overrides), "steps": steps, "repeats": repeats,
         "wet_fraction": wet_fraction, "active_tiles": _active_share(solver),
         "first_step_s": first_step, "median_s": median,
