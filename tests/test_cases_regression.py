@@ -52,6 +52,7 @@ REDUCED = {
     "sr_expanding_ball.toml": ["grid.cells=[16, 16, 16]", "time.end=0.1"],
     "sr_transverse.toml": ["grid.cells=[100]"],
     "sr_blast_3d.toml": ["grid.cells=[12, 12, 12]", "time.end=0.2"],
+    "sr_blast_2d.toml": ["grid.cells=[32, 32]", "time.end=0.2"],
 }
 
 
