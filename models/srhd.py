@@ -25,6 +25,7 @@ import math
 import taichi as ti
 
 from taichiflow import Model
+from taichiflow.relativity import extreme_speeds, four_velocity, lorentz, velocity_of
 
 model = Model(
     "srhd",
@@ -37,11 +38,6 @@ model = Model(
     description="Special-relativistic hydrodynamics, ideal gas, c = 1",
     exact_wave_speeds=True,
 )
-
-
-@ti.func
-def lorentz(vel):
-    return 1.0 / ti.sqrt(1.0 - vel.dot(vel))
 
 
 @ti.func
@@ -104,14 +100,7 @@ def flux(W, U):
 
 @model.wave_speeds
 def wave_speeds(W, gamma):
-    """The extreme characteristic speeds along x (Marti & Mueller 2003, eq. 46):
-    (v_x (1 - c^2) -/+ c sqrt((1 - v^2)(1 - v_x^2 - (v^2 - v_x^2) c^2))) / (1 - v^2 c^2)."""
-    cs2 = sound_speed_squared(W.rho, W.p, gamma)
-    vx = W.vel[0]
-    v2 = W.vel.dot(W.vel)
-    root = ti.sqrt(cs2 * (1.0 - v2) * ti.max(1.0 - vx * vx - (v2 - vx * vx) * cs2, 0.0))
-    inv = 1.0 / (1.0 - v2 * cs2)
-    return ti.Vector([(vx * (1.0 - cs2) - root) * inv, (vx * (1.0 - cs2) + root) * inv])
+    return extreme_speeds(W.vel, sound_speed_squared(W.rho, W.p, gamma))
 
 
 @model.admissible
@@ -122,12 +111,12 @@ def admissible(W):
 @model.to_reconstructed
 def to_four_velocity(W):
     """W v in place of v: any reconstructed value maps back to |v| < 1."""
-    return model.W(rho=W.rho, vel=W.vel * lorentz(W.vel), p=W.p)
+    return model.W(rho=W.rho, vel=four_velocity(W.vel), p=W.p)
 
 
 @model.from_reconstructed
 def from_four_velocity(V):
-    return model.W(rho=V.rho, vel=V.vel / ti.sqrt(1.0 + V.vel.dot(V.vel)), p=V.p)
+    return model.W(rho=V.rho, vel=velocity_of(V.vel), p=V.p)
 
 
 # --- derived fields ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ works on the four-velocity W v.
 import taichi as ti
 
 from taichiflow import Model
+from taichiflow.relativity import extreme_speeds, four_velocity, lorentz, velocity_of
 
 model = Model(
     "srhd_ultra",
@@ -26,11 +27,6 @@ model = Model(
 )
 
 SOUND2 = 1.0 / 3.0  # c_s^2 of p = e/3
-
-
-@ti.func
-def lorentz(vel):
-    return 1.0 / ti.sqrt(1.0 - vel.dot(vel))
 
 
 @model.to_conserved
@@ -60,12 +56,8 @@ def flux(W, U):
 
 @model.wave_speeds
 def wave_speeds(W):
-    """The extreme characteristic speeds along x with c_s^2 = 1/3 (as models/srhd.py)."""
-    vx = W.vel[0]
-    v2 = W.vel.dot(W.vel)
-    root = ti.sqrt(SOUND2 * (1.0 - v2) * ti.max(1.0 - vx * vx - (v2 - vx * vx) * SOUND2, 0.0))
-    inv = 1.0 / (1.0 - v2 * SOUND2)
-    return ti.Vector([(vx * (1.0 - SOUND2) - root) * inv, (vx * (1.0 - SOUND2) + root) * inv])
+    """The extreme characteristic speeds along x with c_s^2 = 1/3."""
+    return extreme_speeds(W.vel, SOUND2)
 
 
 @model.admissible
@@ -75,12 +67,12 @@ def admissible(W):
 
 @model.to_reconstructed
 def to_four_velocity(W):
-    return model.W(n=W.n, vel=W.vel * lorentz(W.vel), e=W.e)
+    return model.W(n=W.n, vel=four_velocity(W.vel), e=W.e)
 
 
 @model.from_reconstructed
 def from_four_velocity(V):
-    return model.W(n=V.n, vel=V.vel / ti.sqrt(1.0 + V.vel.dot(V.vel)), e=V.e)
+    return model.W(n=V.n, vel=velocity_of(V.vel), e=V.e)
 
 
 @model.derive("p")
