@@ -55,8 +55,8 @@ def main(argv=None) -> int:
     bench.add_argument("--sweep", action="store_true",
                        help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
                             "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32, MHD, and shallow water in 2D on "
-                            "as many cells, all wet and 10%% wet, skipping dry tiles and not) at --cells, with a "
-                            "table")
+                            "as many cells, all wet and 10%% wet, skipping dry tiles and not; special-relativistic "
+                            "MUSCL-Hancock + MUSTA-FORCE, WENO5 + HLL and SHASTA) at --cells, with a table")
 
     sub.add_parser("models", help="list the shipped models")
 
