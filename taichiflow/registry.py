@@ -241,12 +241,14 @@ methods = Catalogue("method", [
                     "(Shu & Osher): the reconstruction's order in 1D, 2D and 3D"),
     MethodEntry(SHASTA, riemann=None, variables=("conserved",), default_riemann="rusanov",
                 default_variables="conserved", conservative_only=True, per_face=True,
-                face_flux="taichiflow.numerics.shasta:make_shasta_flux", reach=3,
+                face_flux="taichiflow.numerics.shasta:make_shasta_flux", reach=7,
                 options=(("shasta_diffusion", 0.125), ("shasta_antidiffusion", 0.125)),
-                doc="cell averages; SHASTA flux-corrected transport (Boris & Book 1973, in the centred form of "
-                    "Rischke et al. 1995): centred fluxes plus diffusion, then anti-diffusion limited so that no "
-                    "new extrema appear, component by component on U. Needs only the model's flux; reconstruction "
-                    "and riemann are ignored"),
+                doc="cell averages; the relativistic SHASTA flux-corrected transport of Rischke, Bernard & Maruhn "
+                    "1995 (Boris & Book 1973): a half step of dt/2 for the velocity and pressure terms, then "
+                    "transport with Boris & Book's moving-grid interpolation, phoenical anti-diffusion (coefficient "
+                    "1/8 - eps^2/2) and the strong limiter, component by component on U; a corrected state the model "
+                    "rejects keeps its transported value. Classical with integrator = 'euler'. Needs the model's "
+                    "flux, velocity role and map between W and U; reconstruction and riemann are ignored"),
 ])
 
 _RECON = "taichiflow.numerics.reconstruction:"
