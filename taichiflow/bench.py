@@ -71,15 +71,16 @@ _SHALLOW = {"model": "shallow_water", "reconstruction": "plm", "riemann": "hll",
 SWEEP += [{**_SHALLOW, "wet_fraction": wet, "overrides": [f"run.skip_idle={skip}"]}
           for wet in (1.0, 0.1) for skip in ("true", "false")]
 # Special-relativistic hydrodynamics (f32; no absolute target yet): seed 000's MUSCL-Hancock +
-# MUSTA-FORCE (MINBEE, one Euler stage, cfl 1/3 in 3D), WENO5 + HLL(E), and SHASTA.
+# MUSTA-FORCE (MINBEE, one Euler stage, cfl 1/3 in 3D) and WENO5 + HLL(E). SHASTA in 3D is left
+# out: on CUDA its kernel (every face recovers the primitives of 14 cells' half-step states)
+# did not finish compiling in 45 s (Euler) or 70 s (SRHD at 64^3), and a sweep waiting for it
+# lost every row to its time limit (docs/performance.md).
 SWEEP += [
     {"model": "srhd", "reconstruction": "muscl_hancock", "limiter": "minbee", "riemann": "musta",
      "integrator": "euler", "precision": "f32", "target": None,
      "overrides": ["scheme.cfl=0.3", "scheme.force_fallback=true"]},
     {"model": "srhd", "reconstruction": "weno5", "riemann": "hll", "integrator": "lsrk3", "precision": "f32",
      "target": None},
-    {"model": "srhd", "reconstruction": "weno5", "riemann": "hll", "integrator": "lsrk3", "precision": "f32",
-     "target": None, "overrides": ["scheme.method='shasta'", "scheme.riemann='rusanov'"]},
 ]
 
 
@@ -252,8 +253,10 @@ def copy_bandwidth(solver, repeats: int) -> float:
     return 2 * int(np.prod(U.shape)) * U.n * size / statistics.median(timings)
 
 
-def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=()) -> list[dict]:
-    """Every workload of SWEEP, each with its target; one Taichi start per workload."""
+def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=(), on_result=None) -> list[dict]:
+    """Every workload of SWEEP, each with its target; one Taichi start per workload.
+    on_result(result) is called as each workload ends (a sweep takes minutes: rows print as
+    they come, and a sweep cut short keeps the rows it measured)."""
     results = []
     for work in SWEEP:
         settings = {k: v for k, v in work.items() if k not in ("target", "overrides")}
@@ -262,6 +265,8 @@ def run_sweep(cells=256, arch="auto", steps=10, repeats=5, overrides=()) -> list
         result = run_benchmark(**settings, arch=arch, steps=steps, repeats=repeats,
                                overrides=[*work.get("overrides", ()), *overrides])
         results.append({**result, "target": work["target"]})
+        if on_result:
+            on_result(results[-1])
     return results
 
 

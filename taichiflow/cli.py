@@ -51,12 +51,15 @@ def main(argv=None) -> int:
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override a key of the benchmark case, e.g. --set scheme.positivity_fallback=false")
+    bench.add_argument("--wet-fraction", type=float, metavar="F",
+                       help="a model with an idle state (shallow water): make the cells beyond this fraction "
+                            "of x idle (a dry bed), e.g. 0.1 for 10%% wet")
     bench.add_argument("--json", action="store_true", help="print one JSON object (per line with --sweep)")
     bench.add_argument("--sweep", action="store_true",
                        help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
                             "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32, MHD, and shallow water in 2D on "
                             "as many cells, all wet and 10%% wet, skipping dry tiles and not; special-relativistic "
-                            "MUSCL-Hancock + MUSTA-FORCE, WENO5 + HLL and SHASTA) at --cells, with a table")
+                            "MUSCL-Hancock + MUSTA-FORCE and WENO5 + HLL) at --cells, a row as each ends")
 
     sub.add_parser("models", help="list the shipped models")
 
@@ -225,32 +228,40 @@ def _workload_note(r) -> str:
     return wet + r.get("overrides", "")
 
 
+def _json_line(result):
+    print(json.dumps(result), flush=True)
+
+
+def _sweep_row(r):
+    print(f"{r['model']:>13} {r['scheme']:>24} {r['precision']:>4} {r['cell_updates_per_s']:>15.3e} "
+          f"{_target_text(r['target']):>8} {r['resident_bytes_per_cell']:>7.0f} "
+          f"{r['modelled_bandwidth_GBps']:>12.0f} {r['memory_roof_cell_updates_per_s']:>11.2e} "
+          f"{r['of_memory_roof']:>7.0%} {r['first_step_s']:>12.2f} {_workload_note(r)}", flush=True)
+
+
 def _bench(args) -> int:
     from .bench import run_benchmark, run_sweep
 
+    if args.wet_fraction is not None and not 0.0 < args.wet_fraction <= 1.0:
+        raise ValueError(f"--wet-fraction {args.wet_fraction}: expected a share in (0, 1]")
+    if args.sweep and args.wet_fraction is not None:
+        raise ValueError("--wet-fraction applies to one workload; --sweep sets its own wet shares")
     if args.sweep:
+        if not args.json:
+            print(f"{'model':>13} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
+                  f"{'B/cell':>7} {'GB/s (model)':>12} {'memory roof':>11} {'of roof':>7} {'first step s':>12}",
+                  flush=True)
         results = run_sweep(cells=args.cells, arch=args.arch, steps=args.steps, repeats=args.repeats,
-                            overrides=args.set)
-        if args.json:
-            for result in results:
-                print(json.dumps(result))
-            return 0
-        print(f"{results[0]['device']}, {results[0]['grid']} cells, medians of {args.repeats} x {args.steps} steps")
-        print(f"{'model':>13} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
-              f"{'B/cell':>7} {'GB/s (model)':>12} {'memory roof':>11} {'of roof':>7} {'first step s':>12}")
-        for r in results:
-            print(f"{r['model']:>13} {r['scheme']:>24} {r['precision']:>4} {r['cell_updates_per_s']:>15.3e} "
-                  f"{_target_text(r['target']):>8} {r['resident_bytes_per_cell']:>7.0f} "
-                  f"{r['modelled_bandwidth_GBps']:>12.0f} "
-                  f"{r['memory_roof_cell_updates_per_s']:>11.2e} {r['of_memory_roof']:>7.0%} "
-                  f"{r['first_step_s']:>12.2f} {_workload_note(r)}")
-        print(f"memory roof: the copy bandwidth ({results[0]['copy_bandwidth_GBps']:.0f} GB/s) over the modelled "
-              f"bytes per cell-step")
+                            overrides=args.set, on_result=_json_line if args.json else _sweep_row)
+        if not args.json:
+            print(f"{results[0]['device']}, {results[0]['grid']} cells in 3D (as many in 2D), medians of "
+                  f"{args.repeats} x {args.steps} steps; memory roof: the copy bandwidth "
+                  f"({results[0]['copy_bandwidth_GBps']:.0f} GB/s) over the modelled bytes per cell-step")
         return 0
     result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
                            riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
                            precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,
-                           overrides=args.set)
+                           overrides=args.set, wet_fraction=args.wet_fraction)
     if args.json:
         print(json.dumps(result))
     else:

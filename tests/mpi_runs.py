@@ -4,7 +4,8 @@ and Taichi again each time), each with `taichiflow run` as a user types it.
 
 Kinds: "cases" (the shipped cases the test compares with one rank, small), "restart" (from the
 checkpoint FOLDER/checkpointed/CHECKPOINT given as a third argument), "fail" (a run that meets
-a bad cell on the last rank).
+a bad cell on the last rank), "gpu" (GPU_CASES on CUDA, f64 with fast-math off, every rank on
+the machine's GPUs round robin: on one GPU the ranks share it).
 """
 import sys
 from pathlib import Path
@@ -33,28 +34,36 @@ CASES = {
     "valley": ("valley_dam_break.toml", ["--set", "grid.cells=[48,24]", "--set", "time.end=120",
                                          "--set", "run.idle_tile=4"]),
 }
+# On the GPU machine (pytest --arch cuda): larger grids, so that a rank's share is real work
+GPU_COMMON = ["--quiet", "--arch", "cuda", "--precision", "f64", "--set", "run.fast_math=false"]
+GPU_CASES = {
+    "sedov3d": ("sedov3d.toml", ["--set", "grid.cells=[64,64,64]", "--set", "time.end=0.01",
+                                 "--set", "boundary.y='wall'"]),
+    "bubble": ("bubble_collapse.toml", ["--set", "grid.cells=[64,48,48]", "--set", "time.end=0.02"]),
+    "valley": ("valley_dam_break.toml", ["--set", "grid.cells=[256,128]", "--set", "time.end=120"]),
+}
 SPLITS = {2: {"sedov3d": "[1,1,2]"}, 4: {"sedov3d": "[1,2,2]", "kelvin_helmholtz": "[2,2]"}}
 RESTARTED = ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.15",
                                        "--set", "output.interval=0.05", "--set", "output.checkpoint_interval=0.05"])
 FAILING = ("toro_123.toml", ["--set", "grid.cells=[400]", "--set", "scheme.variables='conserved_characteristic'"])
 
 
-def case_run(name: str, folder: Path, ranks: int) -> list:
+def case_run(name: str, folder: Path, ranks: int, gpu: bool = False) -> list:
     """The command-line arguments of a case's run into folder/name-ranks."""
-    case, settings = CASES[name]
-    split = SPLITS.get(ranks, {}).get(name)
+    case, settings = (GPU_CASES if gpu else CASES)[name]
+    split = None if gpu else SPLITS.get(ranks, {}).get(name)
     extra = ["--set", f"parallel.ranks={split}"] if split else []
-    return ["run", str(ROOT / "cases" / case), "--out", str(folder / f"{name}-{ranks}"), "--overwrite", *COMMON,
-            *settings, *extra]
+    return ["run", str(ROOT / "cases" / case), "--out", str(folder / f"{name}-{ranks}"), "--overwrite",
+            *(GPU_COMMON if gpu else COMMON), *settings, *extra]
 
 
 def main_of(argv) -> None:
     folder, kind = Path(argv[1]), argv[2]
     from taichiflow.parallel.comm import world
     ranks = world().size
-    if kind == "cases":
-        for name in CASES:
-            code = main(case_run(name, folder, ranks))
+    if kind in ("cases", "gpu"):
+        for name in (CASES if kind == "cases" else GPU_CASES):
+            code = main(case_run(name, folder, ranks, gpu=kind == "gpu"))
             if code:
                 sys.exit(code)
     elif kind == "checkpointed":

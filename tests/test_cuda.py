@@ -1,4 +1,6 @@
-"""The same runs on CUDA agree with the CPU runs (f64, fast-math off): Sod, and MHD.
+"""The same runs on CUDA agree with the CPU runs (f64, fast-math off): Sod, MHD, special
+relativity (Godunov, seed 000's MUSCL-Hancock + MUSTA-FORCE, SHASTA) and shallow water (wet
+and dry fronts with dry tiles skipped).
 
 Marked `cuda`: collected only with `pytest --arch cuda` on a machine with an NVIDIA GPU.
 """
@@ -33,12 +35,43 @@ def test_sod_cuda_matches_cpu():
                           "scheme.riemann='rusanov'", "scheme.variables='conserved'"], 1e-8),
 ])
 def test_mhd_cuda_matches_cpu(case_file, overrides, tolerance):
+    assert_cuda_matches_cpu(case_file, overrides, tolerance)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("case_file,overrides,tolerance", [
+    ("sr_marti_muller_1.toml", [], 1e-9),
+    ("sr_marti_muller_2.toml", ["grid.cells=[800]"], 1e-9),
+    # SHASTA (forward Euler, its classical step) on a relativistic and a Newtonian shock tube
+    ("sr_marti_muller_1.toml", ["grid.cells=[200]", "scheme.method='shasta'", "scheme.integrator='euler'",
+                               "scheme.retry={}"], 1e-9),
+    ("sod.toml", ["grid.cells=[200]", "scheme.method='shasta'", "scheme.integrator='euler'"], 1e-9),
+    # seed 000's scheme in 3D: MUSCL-Hancock (MINBEE) + MUSTA-FORCE with its Lax-Friedrichs fallback
+    ("sr_blast_3d.toml", ["grid.cells=[16, 16, 16]", "time.end=0.4"], 1e-9),
+    ("sr_blast_2d.toml", ["grid.cells=[64, 64]", "time.end=0.3"], 1e-8),
+])
+def test_relativistic_cuda_matches_cpu(case_file, overrides, tolerance):
+    assert_cuda_matches_cpu(case_file, overrides, tolerance)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("case_file,overrides,tolerance", [
+    ("dam_break_dry.toml", [], 1e-9),
+    # Thacker's paraboloid: a front that advances and retreats, dry tiles skipped on both
+    ("thacker_2d.toml", ["grid.cells=[64, 64]", "time.end=0.5", "run.skip_idle=true", "run.idle_tile=8"], 1e-9),
+])
+def test_shallow_water_cuda_matches_cpu(case_file, overrides, tolerance):
+    assert_cuda_matches_cpu(case_file, overrides, tolerance)
+
+
+def assert_cuda_matches_cpu(case_file, overrides, tolerance):
+    """The same steps, retries and fields to `tolerance` relative to each field's largest value."""
     results = {}
     for arch in ("cpu", "cuda"):
         sim = simulate(load_case(CASES / case_file, [*overrides, "output.interval=0"]), arch)
-        results[arch] = (sim.step_count, {k: v.copy() for k, v in sim.fields().items()})
-    assert results["cpu"][0] == results["cuda"][0]
-    for name, cpu in results["cpu"][1].items():
+        results[arch] = (sim.step_count, sim.retries, {k: v.copy() for k, v in sim.fields().items()})
+    assert results["cpu"][:2] == results["cuda"][:2]
+    for name, cpu in results["cpu"][2].items():
         scale = max(np.abs(cpu).max(), 1e-300)
-        difference = np.abs(results["cuda"][1][name] - cpu).max() / scale
+        difference = np.abs(results["cuda"][2][name] - cpu).max() / scale
         assert difference <= tolerance, (name, difference)

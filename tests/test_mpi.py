@@ -4,6 +4,8 @@ another order), a restart on another number of ranks, a failure on one rank; and
 of the grid itself (parallel/decomposition.py, no MPI needed).
 """
 import csv
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,11 +61,13 @@ def test_splits_that_cannot_work_are_refused_by_name(ranks, cells, asked, messag
 
 def mpirun(ranks: int, *arguments, expect=0):
     """`mpirun -n ranks python tests/mpi_runs.py arguments` (mpirun from the MPI of mpi4py's wheel,
-    beside this Python), its exit code checked."""
+    beside this Python), its exit code checked. Open MPI refuses to start as root (a container)
+    unless told that it may."""
     launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
     assert launcher, "no mpirun: pip install -e '.[test]' installs mpi4py and the mpich wheel"
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     done = subprocess.run([launcher, "-n", str(ranks), sys.executable, mpi_runs.__file__, *map(str, arguments)],
-                          capture_output=True, text=True, timeout=1200)
+                          capture_output=True, text=True, timeout=1200, env=env)
     assert done.returncode == expect, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 
@@ -177,3 +181,31 @@ def test_an_mpi_launch_without_mpi4py_is_one_line_naming_the_fix(monkeypatch, ca
     assert main(["run", str(mpi_runs.ROOT / "cases" / "sod.toml"), "--out", str(tmp_path / "run"), "--quiet"]) == 1
     assert 'but mpi4py is not importable' in capsys.readouterr().err and not (tmp_path / "run").exists()
     monkeypatch.setattr(comm, "_WORLD", None)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(mpi_runs.GPU_CASES))
+def test_two_ranks_sharing_one_gpu_give_one_ranks_snapshots(gpu_runs, name):
+    """On the GPU machine: two ranks sharing its GPU (f64, fast-math off) against one rank on
+    it, the same snapshots bit for bit; the rates per rank printed (pytest -s) from run.log."""
+    one, two = Path(gpu_runs[1]) / f"{name}-1", Path(gpu_runs[2]) / f"{name}-2"
+    reference, split = snapshots(one), snapshots(two)
+    assert len(split) == len(reference) >= 2
+    for (t1, (_, a1)), (t2, (_, a2)) in zip(reference, split):
+        assert t1 == t2
+        for field in a1:
+            np.testing.assert_array_equal(a1[field], a2[field], err_msg=f"{name} {field} t = {t1}")
+    rates = [float(re.findall(r"\(([0-9.e+]+) cell-updates/s\)", (folder / "run.log").read_text())[-1])
+             for folder in (one, two)]
+    print(f"\n{name}: one rank {rates[0]:.3g} cell-updates/s; two ranks sharing the GPU {rates[1]:.3g} "
+          f"({rates[1] / 2:.3g} per rank)")
+
+
+@pytest.fixture(scope="module")
+def gpu_runs(tmp_path_factory):
+    """mpi_runs.GPU_CASES on one rank and on two ranks, each in a launch of its own."""
+    folders = {}
+    for ranks in (1, 2):
+        folders[ranks] = tmp_path_factory.mktemp(f"gpu{ranks}")
+        mpirun(ranks, folders[ranks], "gpu")
+    return folders
