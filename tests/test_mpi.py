@@ -122,6 +122,17 @@ def test_ranks_give_the_snapshots_of_one_rank_bit_for_bit(runs, ranks, name):
     assert np.abs(r1[:, sums] - r2[:, sums]).max() <= 1e-13 * scale
 
 
+def test_run_log_names_the_split_the_library_and_the_path_of_the_ghost_layers(runs):
+    """run.log of an MPI run says how the grid was split, which MPI ran it, whether that MPI is
+    CUDA-aware (MPIX_Query_cuda_support: the PyPI wheels are not) and how ghost layers travel."""
+    line = [text for text in (case_runs(runs, 2) / "sedov3d-2" / "run.log").read_text().splitlines()
+            if " MPI: " in text]
+    assert len(line) == 1
+    assert "MPI: 2 ranks, 1x1x2 blocks (rank 0's [12, 12, 6] cells); " in line[0]
+    assert "not CUDA-aware; ghost layers exchanged through host buffers" in line[0]
+    assert " MPI: " not in (case_runs(runs, 1) / "sedov3d-1" / "run.log").read_text()
+
+
 def test_a_restart_on_another_number_of_ranks_continues_bit_for_bit(runs):
     """Checkpointed on 4 ranks (one piece each, and the manifest), restarted from the first
     checkpoint on 2 ranks and on one: the snapshots of the run never stopped, bit for bit."""

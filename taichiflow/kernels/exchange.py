@@ -36,6 +36,21 @@ class BlockExchange(SingleBlock):
         self._copies = {}   # (axis, first layer, to_buffer): kernel
         self._buffers = {}  # (axis, kind): numpy array of one slab
 
+    def describe(self, arch: str) -> str:
+        """run.log's line on the split and on the path the ghost layers take."""
+        dims = "x".join(str(n) for n in self.decomposition.dims)
+        try:
+            aware = self.comm.cuda_aware()
+        except OSError:  # (no /proc: not Linux)
+            aware = None
+        said = {True: "CUDA-aware", False: "not CUDA-aware", None: "CUDA-awareness unknown"}[aware]
+        path = "host buffers"
+        if arch == "cuda":
+            path += (" (device buffers through a CUDA-aware MPI are not built yet)" if aware
+                     else f" (this MPI is {said}: device buffers would need one that is)")
+        return (f"MPI: {self.ranks} ranks, {dims} blocks (rank {self.rank}'s {list(self.block.cells)} cells); "
+                f"{self.comm.library()}, {said}; ghost layers exchanged through {path}")
+
     # --- ghost layers -------------------------------------------------------------------------
     def exchange_ghosts(self, W) -> None:
         for axis, (lower, upper) in enumerate(self.neighbours):

@@ -104,6 +104,23 @@ class Mpi(Serial):
     def gather(self, value, root: int = 0):
         return self.world.gather(value, root=root)
 
+    def library(self) -> str:
+        """The MPI library's name and version, its first line (for run.log)."""
+        return " ".join(self.MPI.Get_library_version().strip().splitlines()[0].split())
+
+    def cuda_aware(self):
+        """Whether this MPI moves CUDA device memory itself (MPIX_Query_cuda_support, which Open
+        MPI and MPICH both export; mpi4py does not wrap it): True, False, or None where the
+        library has no such query."""
+        import ctypes
+        with open("/proc/self/maps") as maps:
+            libraries = sorted({line.split()[-1] for line in maps if "/libmpi" in line and ".so" in line})
+        for path in libraries:
+            query = getattr(ctypes.CDLL(path), "MPIX_Query_cuda_support", None)
+            if query is not None:
+                return bool(query())
+        return None
+
     def exchange(self, send, dest, recv, source, tag: int):
         """Send a contiguous array to `dest` while receiving one from `source` (host buffers)."""
         self.world.Sendrecv(send, dest=dest, sendtag=tag, recvbuf=recv, source=source, recvtag=tag)

@@ -115,8 +115,9 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
              else f"{scheme['reconstruction']} + {scheme['riemann']}")
     log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
               f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme {faces} + {scheme['integrator']}")
-    for line in sim.plan.describe().splitlines():
-        log.write(line)
+    for line in [*sim.plan.describe().splitlines(), sim.solver.halo.describe(sim.arch)]:
+        if line:
+            log.write(line)
     try:
         stats = sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed, log=log.write)
     except RunInterrupted as err:
