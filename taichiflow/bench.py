@@ -2,7 +2,9 @@
 
 Builds a periodic box with a smooth 3D density/velocity wave (so limiters and WENO
 weights do real work), compiles and warms up, then times `steps` steps with device
-synchronization, `repeats` times, and reports the median.
+synchronization, `repeats` times, and reports the median. Under `mpirun -n K` each rank
+steps its block of the same grid (the wave is the whole grid's), the ranks start and stop
+each timing together, and rank 0 reports: the whole grid's rate and the rate per rank.
 """
 from __future__ import annotations
 
@@ -89,12 +91,15 @@ SWEEP += [
 FIELD_UNIFORM, FIELD_WAVE = (1.0, 0.5, 0.25), (0.3, -0.3, 0.0)
 
 
-def set_smooth_wave(solver, layout, velocity=None):
+def set_smooth_wave(solver, layout, velocity=None, whole=None):
     """A smooth periodic primitive state, density and velocity waves on every axis, set on
     the device (a 1024^3 state built with numpy would take tens of GB of host memory). Other
     3-vectors than the model's `velocity` get a divergence-free field (FIELD_UNIFORM,
-    FIELD_WAVE): a magnetic field with div B != 0 drove the MHD state to p < 0 in 40 steps."""
+    FIELD_WAVE): a magnetic field with div B != 0 drove the MHD state to p < 0 in 40 steps.
+    `whole`: the whole grid's cells, where the solver holds one block of it (MPI)."""
     W, dim, cells = solver.W, solver.dim, solver.cells
+    whole = tuple(whole or cells)
+    first_cell = tuple(solver.offset) or (0,) * dim
     components = []  # (index in W, -1 for a scalar, the vector component, or 3 + it for a field)
     for name in layout.names:
         offset = layout.offsets[name]
@@ -109,7 +114,7 @@ def set_smooth_wave(solver, layout, velocity=None):
         for I in ti.grouped(ti.ndrange(*cells)):
             phase = ti.cast(0.0, ti.f64)
             for d in ti.static(range(dim)):
-                phase += 2 * np.pi * (I[d] + 0.5) / cells[d]
+                phase += 2 * np.pi * (I[d] + first_cell[d] + 0.5) / whole[d]
             w = ti.Vector.zero(solver.dtype, layout.n)
             for k, c in ti.static(components):
                 value = ti.cast(0.0, ti.f64)
@@ -126,19 +131,21 @@ def set_smooth_wave(solver, layout, velocity=None):
     solver.transfer.conserve()
 
 
-def set_idle_beyond(solver, fraction: float):
+def set_idle_beyond(solver, fraction: float, whole=None):
     """Every conserved variable but the static ones zero (the model's idle state: a dry bed)
-    in the cells whose centre lies beyond `fraction` of the box along x."""
+    in the cells whose centre lies beyond `fraction` of the box along x (of the whole grid,
+    `whole` cells, where the solver holds one block of it)."""
     model = solver.phys.model
     if "idle" not in model.functions:
         raise ValueError(f"--wet-fraction needs a model that declares idle(); '{model.name}' does not")
     U, cells, dim = solver.U, solver.cells, solver.dim
+    first, length = (tuple(solver.offset) or (0,))[0], tuple(whole or cells)[0]
     moving = [k for k in range(solver.phys.U.n) if k not in solver.phys.static_indices]
 
     @ti.kernel
     def dry():
         for I in ti.grouped(ti.ndrange(*cells)):
-            if (I[0] + 0.5) / cells[0] > fraction:
+            if (I[0] + first + 0.5) / length > fraction:
                 for k in ti.static(moving):
                     U[I][k] = 0.0
 
@@ -155,9 +162,9 @@ def _scheme_label(solver, riemann: str, integrator: str) -> str:
     return f"{scheme.recon.name}+{riemann}+{integrator}"
 
 
-def _active_share(solver) -> float:
-    """The share of tiles the kernels computed at the end of the timing."""
-    active, total = solver.idle.active_counts()
+def _active_share(solver, comm) -> float:
+    """The share of tiles the kernels computed at the end of the timing (over every block)."""
+    active, total = comm.allreduce_sum(solver.idle.active_counts())
     return float(active) / float(total)
 
 
@@ -169,9 +176,10 @@ def _background(model: str) -> str:
 
 
 def benchmark_case(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
-                   cells=128, dim=3, precision="f32", arch="auto", overrides=()) -> dict:
-    """The loaded case of a benchmark: a periodic unit box of cells^dim."""
-    grid = [cells] * dim
+                   cells=128, dim=3, precision="f32", arch="auto", overrides=(), grid=None) -> dict:
+    """The loaded case of a benchmark: a periodic unit box of cells^dim (or of `grid` cells)."""
+    grid = list(grid) if grid else [cells] * dim
+    dim = len(grid)
     text = CASE.format(model=model, arch=arch, precision=precision, cells=grid, upper=[1.0] * dim,
                        background=_background(model),
                        reconstruction=reconstruction, limiter=limiter, riemann=riemann, integrator=integrator,
@@ -184,43 +192,52 @@ def benchmark_case(model="euler", reconstruction="weno5", limiter="mc", riemann=
 
 def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="hllc", integrator="lsrk3",
                   cells=128, dim=3, precision="f32", arch="auto", steps=20, repeats=5, overrides=(),
-                  wet_fraction=None) -> dict:
+                  wet_fraction=None, grid=None) -> dict:
     """The median throughput of `steps` steps; with wet_fraction (a model with idle()), the
-    cells beyond that fraction of x are made idle (a dry bed beside the water)."""
-    grid = [cells] * dim
+    cells beyond that fraction of x are made idle (a dry bed beside the water). `grid`: cells
+    per axis, in place of cells^dim. Under MPI every rank returns the same figures."""
+    from .parallel.comm import world
+
+    comm = world()
+    grid = list(grid) if grid else [cells] * dim
     sim = Simulation(benchmark_case(model, reconstruction, limiter, riemann, integrator, cells, dim, precision,
-                                    arch, overrides))
-    set_smooth_wave(sim.solver, sim.model.primitive, sim.model.velocity)
+                                    arch, overrides, grid=grid))
+    set_smooth_wave(sim.solver, sim.model.primitive, sim.model.velocity, whole=grid)
     if wet_fraction is not None:
-        set_idle_beyond(sim.solver, wet_fraction)
+        set_idle_beyond(sim.solver, wet_fraction, whole=grid)
     start = time.perf_counter()
     sim.advance(1.0, max_steps=1)
     ti.sync()
-    first_step = time.perf_counter() - start
+    first_step = float(comm.allreduce_max(np.array([time.perf_counter() - start]))[0])
     sim.advance(1.0, max_steps=3)
     ti.sync()
     timings = []
     for _ in range(repeats):
         target = sim.step_count + steps
+        comm.barrier()  # (the ranks start together: each timing is the slowest rank's)
         start = time.perf_counter()
         sim.advance(1e30, max_steps=target)
         ti.sync()
         timings.append(time.perf_counter() - start)
+    timings = comm.allreduce_max(np.array(timings))
     median = statistics.median(timings)
     n = int(np.prod(grid))
     solver = sim.solver
-    bytes_per_cell = solver.resident_bytes() / n
+    block = int(np.prod(solver.cells))
+    bytes_per_cell = solver.resident_bytes() / block
     traffic = solver.modelled_bytes_per_cell_step()
     rate = n * steps / median
-    copy = copy_bandwidth(solver, repeats)  # (after the timing: it overwrites R)
+    copy = float(comm.allreduce_sum(np.array([copy_bandwidth(solver, repeats)]))[0])  # (after the timing: it overwrites R)
     roof = copy / traffic
     return {
         "device": _device_name(sim.arch), "arch": sim.arch, "precision": precision,
         "model": model, "scheme": _scheme_label(solver, riemann, integrator),
         "grid": "x".join(map(str, grid)), "overrides": " ".join(overrides), "steps": steps, "repeats": repeats,
-        "wet_fraction": wet_fraction, "active_tiles": _active_share(solver),
+        "ranks": comm.size, "block": "x".join(map(str, solver.cells)),
+        "wet_fraction": wet_fraction, "active_tiles": _active_share(solver, comm),
         "first_step_s": first_step, "median_s": median,
         "cell_updates_per_s": rate,
+        "cell_updates_per_s_per_rank": rate / comm.size,
         "resident_bytes_per_cell": bytes_per_cell,
         "modelled_bytes_per_cell_step": traffic,
         "modelled_bandwidth_GBps": traffic * rate / 1e9,

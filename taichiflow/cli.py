@@ -45,6 +45,9 @@ def main(argv=None) -> int:
     bench.add_argument("--integrator", default="lsrk3")
     bench.add_argument("--cells", type=int, default=128, help="cells per axis")
     bench.add_argument("--dim", type=int, default=3, choices=[1, 2, 3])
+    bench.add_argument("--grid", type=int, nargs="+", metavar="N",
+                       help="cells per axis (1 to 3 numbers), in place of --cells and --dim: e.g. 512 256 256 "
+                            "for two blocks of 256^3 under mpirun -n 2 (weak scaling)")
     bench.add_argument("--precision", default="f32", choices=["f32", "f64"])
     bench.add_argument("--arch", default="auto", choices=["auto", "cpu", "cuda"])
     bench.add_argument("--steps", type=int, default=20, help="timed steps per repetition")
@@ -240,20 +243,26 @@ def _sweep_row(r):
 
 
 def _bench(args) -> int:
+    """Under mpirun every rank measures its block and rank 0 alone prints."""
     from .bench import run_benchmark, run_sweep
+    from .parallel.comm import world
 
     if args.wet_fraction is not None and not 0.0 < args.wet_fraction <= 1.0:
         raise ValueError(f"--wet-fraction {args.wet_fraction}: expected a share in (0, 1]")
-    if args.sweep and args.wet_fraction is not None:
-        raise ValueError("--wet-fraction applies to one workload; --sweep sets its own wet shares")
+    if args.sweep and (args.wet_fraction is not None or args.grid):
+        raise ValueError("--wet-fraction and --grid apply to one workload; --sweep sets its own grids and wet shares")
+    if args.grid and not (1 <= len(args.grid) <= 3 and min(args.grid) >= 1):
+        raise ValueError(f"--grid {' '.join(map(str, args.grid))}: expected 1 to 3 positive cell counts")
+    root = world().rank == 0
     if args.sweep:
-        if not args.json:
+        if not args.json and root:
             print(f"{'model':>13} {'scheme':>24} {'prec':>4} {'cell-updates/s':>15} {'target':>8} "
                   f"{'B/cell':>7} {'GB/s (model)':>12} {'memory roof':>11} {'of roof':>7} {'first step s':>12}",
                   flush=True)
+        show = (_json_line if args.json else _sweep_row) if root else None
         results = run_sweep(cells=args.cells, arch=args.arch, steps=args.steps, repeats=args.repeats,
-                            overrides=args.set, on_result=_json_line if args.json else _sweep_row)
-        if not args.json:
+                            overrides=args.set, on_result=show)
+        if not args.json and root:
             print(f"{results[0]['device']}, {results[0]['grid']} cells in 3D (as many in 2D), medians of "
                   f"{args.repeats} x {args.steps} steps; memory roof: the copy bandwidth "
                   f"({results[0]['copy_bandwidth_GBps']:.0f} GB/s) over the modelled bytes per cell-step")
@@ -261,7 +270,9 @@ def _bench(args) -> int:
     result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
                            riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
                            precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,
-                           overrides=args.set, wet_fraction=args.wet_fraction)
+                           overrides=args.set, wet_fraction=args.wet_fraction, grid=args.grid)
+    if not root:
+        return 0
     if args.json:
         print(json.dumps(result))
     else:

@@ -89,10 +89,20 @@ def test_bench_wet_fraction_dries_the_far_side_and_skips_its_tiles(capsys, arch)
     assert row["wet_fraction"] == 0.25 and row["active_tiles"] == 52 / 64
 
 
+def test_bench_grid_sets_the_cells_of_each_axis(capsys, arch):
+    import json
+    assert main(["bench", "--grid", "24", "8", "--reconstruction", "plm", "--riemann", "hll", "--integrator",
+                 "ssprk2", "--steps", "2", "--repeats", "1", "--arch", arch, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (row["grid"], row["block"], row["ranks"]) == ("24x8", "24x8", 1)
+    assert row["cell_updates_per_s"] == pytest.approx(24 * 8 * 2 / row["median_s"], rel=1e-12)
+
+
 @pytest.mark.parametrize("arguments,message", [
     (["--model", "shallow_water", "--dim", "2", "--wet-fraction", "0"], "--wet-fraction 0.0: expected a share in (0, 1]"),
     (["--wet-fraction", "0.5"], "--wet-fraction needs a model that declares idle(); 'euler' does not"),
-    (["--sweep", "--wet-fraction", "0.5"], "--wet-fraction applies to one workload"),
+    (["--sweep", "--wet-fraction", "0.5"], "--wet-fraction and --grid apply to one workload"),
+    (["--grid", "8", "8", "8", "8"], "--grid 8 8 8 8: expected 1 to 3 positive cell counts"),
 ])
 def test_bench_wet_fraction_errors_are_one_line(capsys, arguments, message):
     assert main(["bench", "--cells", "8", "--steps", "1", "--repeats", "1", "--arch", "cpu", *arguments]) != 0

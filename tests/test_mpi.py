@@ -133,6 +133,25 @@ def test_run_log_names_the_split_the_library_and_the_path_of_the_ghost_layers(ru
     assert " MPI: " not in (case_runs(runs, 1) / "sedov3d-1" / "run.log").read_text()
 
 
+def test_bench_under_mpirun_steps_blocks_of_one_grid_and_rank_0_reports(tmp_path):
+    """`mpirun -n 2 taichiflow bench --grid 32 16 16`: one report (rank 0's), each rank a block
+    of 16^3, the rate the whole grid's (cells x steps over the slowest rank's time)."""
+    import json
+    launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    done = subprocess.run([launcher, "-n", "2", sys.executable, "-m", "taichiflow.cli", "bench", "--grid", "32", "16",
+                           "16", "--reconstruction", "plm", "--riemann", "hll", "--integrator", "ssprk2", "--arch",
+                           "cpu", "--steps", "2", "--repeats", "2", "--json"],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["ranks"], row["grid"], row["block"]) == (2, "32x16x16", "16x16x16")
+    assert row["cell_updates_per_s"] == pytest.approx(32 * 16 * 16 * 2 / row["median_s"], rel=1e-12)
+    assert row["cell_updates_per_s_per_rank"] == pytest.approx(row["cell_updates_per_s"] / 2, rel=1e-12)
+
+
 def test_a_restart_on_another_number_of_ranks_continues_bit_for_bit(runs):
     """Checkpointed on 4 ranks (one piece each, and the manifest), restarted from the first
     checkpoint on 2 ranks and on one: the snapshots of the run never stopped, bit for bit."""
