@@ -98,8 +98,7 @@ def set_smooth_wave(solver, layout, velocity=None, whole=None):
     FIELD_WAVE): a magnetic field with div B != 0 drove the MHD state to p < 0 in 40 steps.
     `whole`: the whole grid's cells, where the solver holds one block of it (MPI)."""
     W, dim, cells = solver.W, solver.dim, solver.cells
-    whole = tuple(whole or cells)
-    first_cell = tuple(solver.offset) or (0,) * dim
+    whole, first_cell = tuple(whole or cells), _first_cell(solver)
     components = []  # (index in W, -1 for a scalar, the vector component, or 3 + it for a field)
     for name in layout.names:
         offset = layout.offsets[name]
@@ -131,6 +130,11 @@ def set_smooth_wave(solver, layout, velocity=None, whole=None):
     solver.transfer.conserve()
 
 
+def _first_cell(solver) -> tuple:
+    """The block's first cell in the whole grid (zeros where the solver holds the whole grid)."""
+    return tuple(solver.offset) or (0,) * solver.dim
+
+
 def set_idle_beyond(solver, fraction: float, whole=None):
     """Every conserved variable but the static ones zero (the model's idle state: a dry bed)
     in the cells whose centre lies beyond `fraction` of the box along x (of the whole grid,
@@ -139,7 +143,7 @@ def set_idle_beyond(solver, fraction: float, whole=None):
     if "idle" not in model.functions:
         raise ValueError(f"--wet-fraction needs a model that declares idle(); '{model.name}' does not")
     U, cells, dim = solver.U, solver.cells, solver.dim
-    first, length = (tuple(solver.offset) or (0,))[0], tuple(whole or cells)[0]
+    first, length = _first_cell(solver)[0], tuple(whole or cells)[0]
     moving = [k for k in range(solver.phys.U.n) if k not in solver.phys.static_indices]
 
     @ti.kernel

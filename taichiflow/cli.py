@@ -37,32 +37,7 @@ def main(argv=None) -> int:
     run.add_argument("--render", action="store_true",
                      help="also write a picture of every snapshot (snapshot_NNNNN.png; needs pyvista)")
 
-    bench = sub.add_parser("bench", help="measure cell-updates per second")
-    bench.add_argument("--model", default="euler")
-    bench.add_argument("--reconstruction", default="weno5")
-    bench.add_argument("--limiter", default="mc")
-    bench.add_argument("--riemann", default="hllc")
-    bench.add_argument("--integrator", default="lsrk3")
-    bench.add_argument("--cells", type=int, default=128, help="cells per axis")
-    bench.add_argument("--dim", type=int, default=3, choices=[1, 2, 3])
-    bench.add_argument("--grid", type=int, nargs="+", metavar="N",
-                       help="cells per axis (1 to 3 numbers), in place of --cells and --dim: e.g. 512 256 256 "
-                            "for two blocks of 256^3 under mpirun -n 2 (weak scaling)")
-    bench.add_argument("--precision", default="f32", choices=["f32", "f64"])
-    bench.add_argument("--arch", default="auto", choices=["auto", "cpu", "cuda"])
-    bench.add_argument("--steps", type=int, default=20, help="timed steps per repetition")
-    bench.add_argument("--repeats", type=int, default=5)
-    bench.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                       help="override a key of the benchmark case, e.g. --set scheme.positivity_fallback=false")
-    bench.add_argument("--wet-fraction", type=float, metavar="F",
-                       help="a model with an idle state (shallow water): make the cells beyond this fraction "
-                            "of x idle (a dry bed), e.g. 0.1 for 10%% wet")
-    bench.add_argument("--json", action="store_true", help="print one JSON object (per line with --sweep)")
-    bench.add_argument("--sweep", action="store_true",
-                       help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
-                            "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32, MHD, and shallow water in 2D on "
-                            "as many cells, all wet and 10%% wet, skipping dry tiles and not; special-relativistic "
-                            "MUSCL-Hancock + MUSTA-FORCE and WENO5 + HLL) at --cells, a row as each ends")
+    _add_bench_parser(sub)
 
     sub.add_parser("models", help="list the shipped models")
 
@@ -201,6 +176,36 @@ def _be_verbose():
 def _run(args) -> int:
     from .run.command import run_command
     return run_command(args, max_wall_time=_seconds(args.max_wall_time))
+
+
+def _add_bench_parser(sub):
+    """`taichiflow bench`'s options (its own function: main() lists every command's)."""
+    bench = sub.add_parser("bench", help="measure cell-updates per second")
+    bench.add_argument("--model", default="euler")
+    bench.add_argument("--reconstruction", default="weno5")
+    bench.add_argument("--limiter", default="mc")
+    bench.add_argument("--riemann", default="hllc")
+    bench.add_argument("--integrator", default="lsrk3")
+    bench.add_argument("--cells", type=int, default=128, help="cells per axis")
+    bench.add_argument("--dim", type=int, default=3, choices=[1, 2, 3])
+    bench.add_argument("--grid", type=int, nargs="+", metavar="N",
+                       help="cells per axis (1 to 3 numbers), in place of --cells and --dim: e.g. 512 256 256 "
+                            "for two blocks of 256^3 under mpirun -n 2 (weak scaling)")
+    bench.add_argument("--precision", default="f32", choices=["f32", "f64"])
+    bench.add_argument("--arch", default="auto", choices=["auto", "cpu", "cuda"])
+    bench.add_argument("--steps", type=int, default=20, help="timed steps per repetition")
+    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a key of the benchmark case, e.g. --set scheme.positivity_fallback=false")
+    bench.add_argument("--wet-fraction", type=float, metavar="F",
+                       help="a model with an idle state (shallow water): make the cells beyond this fraction "
+                            "of x idle (a dry bed), e.g. 0.1 for 10%% wet")
+    bench.add_argument("--json", action="store_true", help="print one JSON object (per line with --sweep)")
+    bench.add_argument("--sweep", action="store_true",
+                       help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
+                            "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32, MHD, and shallow water in 2D on "
+                            "as many cells, all wet and 10%% wet, skipping dry tiles and not; special-relativistic "
+                            "MUSCL-Hancock + MUSTA-FORCE and WENO5 + HLL) at --cells, a row as each ends")
 
 
 def _seconds(text) -> float:

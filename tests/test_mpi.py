@@ -63,13 +63,18 @@ def mpirun(ranks: int, *arguments, expect=0):
     """`mpirun -n ranks python tests/mpi_runs.py arguments` (mpirun from the MPI of mpi4py's wheel,
     beside this Python), its exit code checked. Open MPI refuses to start as root (a container)
     unless told that it may."""
+    done = launch(ranks, [mpi_runs.__file__, *map(str, arguments)], timeout=1200)
+    assert done.returncode == expect, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def launch(ranks: int, python_arguments: list, timeout: int, cwd=None) -> subprocess.CompletedProcess:
+    """`mpirun -n ranks python python_arguments` with the mpirun beside this Python."""
     launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
     assert launcher, "no mpirun: pip install -e '.[test]' installs mpi4py and the mpich wheel"
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    done = subprocess.run([launcher, "-n", str(ranks), sys.executable, mpi_runs.__file__, *map(str, arguments)],
-                          capture_output=True, text=True, timeout=1200, env=env)
-    assert done.returncode == expect, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
+    return subprocess.run([launcher, "-n", str(ranks), sys.executable, *python_arguments], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=cwd)
 
 
 @lru_cache(maxsize=None)
@@ -137,12 +142,9 @@ def test_bench_under_mpirun_steps_blocks_of_one_grid_and_rank_0_reports(tmp_path
     """`mpirun -n 2 taichiflow bench --grid 32 16 16`: one report (rank 0's), each rank a block
     of 16^3, the rate the whole grid's (cells x steps over the slowest rank's time)."""
     import json
-    launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    done = subprocess.run([launcher, "-n", "2", sys.executable, "-m", "taichiflow.cli", "bench", "--grid", "32", "16",
-                           "16", "--reconstruction", "plm", "--riemann", "hll", "--integrator", "ssprk2", "--arch",
-                           "cpu", "--steps", "2", "--repeats", "2", "--json"],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    done = launch(2, ["-m", "taichiflow.cli", "bench", "--grid", "32", "16", "16", "--reconstruction", "plm",
+                      "--riemann", "hll", "--integrator", "ssprk2", "--arch", "cpu", "--steps", "2", "--repeats", "2",
+                      "--json"], timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 1

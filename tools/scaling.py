@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -76,10 +77,7 @@ def case_row(args, ranks: int) -> dict | None:
         print(f"{ranks} ranks: failed (rc {done.returncode})\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
     first, steps, wall = float(found.group(1)), int(found.group(2)), float(found.group(3))
-    cells = 1
-    for n in args.grid:
-        cells *= n
-    rate = cells * (steps - 1) / (wall - first)
+    rate = math.prod(args.grid) * (steps - 1) / (wall - first)
     return {"ranks": ranks, "grid": "x".join(map(str, args.grid)), "steps": steps, "first_step_s": first,
             "cell_updates_per_s": rate, "cell_updates_per_s_per_rank": rate / ranks}
 

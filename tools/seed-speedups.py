@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,9 +59,7 @@ def measure_one(problem: str, arch: str, precision: str, cells: int, steps: int)
     ti.sync()
     wall = time.perf_counter() - start
     timed = sim.step_count - start_steps
-    n = 1
-    for c in case["grid"]["cells"]:
-        n *= c
+    n = math.prod(case["grid"]["cells"])
     return {"problem": problem, "arch": arch, "precision": precision, "cells": n,
             "grid": "x".join(map(str, case["grid"]["cells"])), "steps": timed, "wall_s": wall,
             "cell_updates_per_s": n * timed / wall, "retries": sim.retries}
@@ -69,11 +69,14 @@ def _command(problem, arch, precision, cells, steps):
     return [sys.executable, __file__, "--one", problem, arch, precision, str(cells), str(steps)]
 
 
-def _parse(completed, label) -> dict | None:
-    for line in reversed(completed.stdout.splitlines()):
+def _measure(job, env=None) -> dict | None:
+    """One configuration in a process of its own: its JSON line, printed as it comes."""
+    done = subprocess.run(_command(*job), capture_output=True, text=True, env=env)
+    for line in reversed(done.stdout.splitlines()):
         if line.startswith("{"):
+            print(line, flush=True)
             return json.loads(line)
-    print(f"{label}: no result (rc {completed.returncode})\n{completed.stderr[-2000:]}", file=sys.stderr)
+    print(f"{job}: no result (rc {done.returncode})\n{done.stderr[-2000:]}", file=sys.stderr)
     return None
 
 
@@ -88,36 +91,11 @@ def run_table(problems, gpu_cells, cpu_cells, steps, cpu_jobs, arches=("cpu", "c
                 cpu_todo += [(problem, "cpu", precision, cells, steps) for cells in (cpu_cells if three_d else [0])]
             if "cuda" in arches:
                 gpu_todo += [(problem, "cuda", precision, cells, steps) for cells in (gpu_cells if three_d else [0])]
-    running, results = [], []
-    for job in cpu_todo:  # one-thread CPU runs on cores of their own, in the background
-        while len(running) >= cpu_jobs:
-            _reap(running, results, block=True)
-        running.append((job, subprocess.Popen(_command(*job), env=cpu_env, stdout=subprocess.PIPE,
-                                              stderr=subprocess.PIPE, text=True)))
-    for job in gpu_todo:
-        done = subprocess.run(_command(*job), capture_output=True, text=True)
-        result = _parse(done, job)
-        if result:
-            results.append(result)
-            print(json.dumps(result), flush=True)
-        _reap(running, results, block=False)
-    while running:
-        _reap(running, results, block=True)
-    return results
-
-
-def _reap(running, results, block):
-    for entry in list(running):
-        job, process = entry
-        if block or process.poll() is not None:
-            out, err = process.communicate()
-            running.remove(entry)
-            result = _parse(subprocess.CompletedProcess(process.args, process.returncode, out, err), job)
-            if result:
-                results.append(result)
-                print(json.dumps(result), flush=True)
-            if block:
-                return
+    with ThreadPoolExecutor(max_workers=cpu_jobs) as pool:  # (one-thread CPU runs on cores of their own)
+        cpu_runs = [pool.submit(_measure, job, cpu_env) for job in cpu_todo]
+        results = [_measure(job) for job in gpu_todo]
+        results += [run.result() for run in cpu_runs]
+    return [r for r in results if r]
 
 
 def print_table(results):
