@@ -237,7 +237,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
         "device": _device_name(sim.arch), "arch": sim.arch, "precision": precision,
         "model": model, "scheme": _scheme_label(solver, riemann, integrator),
         "grid": "x".join(map(str, grid)), "overrides": " ".join(overrides), "steps": steps, "repeats": repeats,
-        "ranks": comm.size, "block": "x".join(map(str, solver.cells)),
+        "ranks": comm.size, "block": "x".join(map(str, solver.cells)), "exchange": solver.halo.exchange_path,
         "wet_fraction": wet_fraction, "active_tiles": _active_share(solver, comm),
         "first_step_s": first_step, "median_s": median,
         "cell_updates_per_s": rate,

@@ -606,6 +606,8 @@ SCHEMA = Table({
     # Runs on several MPI ranks (mpirun -n K): the grid's split into blocks, one per rank.
     "parallel": Key(Table({
         "ranks": Key(RankGrid(), []),
+        # Where ghost slabs wait between the device and MPI (parallel/staging.py).
+        "exchange": Key(Choice("auto", "host", "pinned", "device", "nccl"), "auto"),
     }), {}),
     "materials": Key(Materials(), {}),
     "grid": Key(Table({

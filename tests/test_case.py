@@ -173,7 +173,7 @@ def test_defaults_filled(tmp_path):
         "run": {"precision": "auto", "arch": "auto", "fast_math": "auto", "keep_last_good": True, "segment": [],
                 "block_dim": 0, "reconstruct": "auto", "shuffle": "auto", "fuse": "auto", "skip_idle": "auto",
                 "idle_tile": 16},
-        "parallel": {"ranks": []},
+        "parallel": {"ranks": [], "exchange": "auto"},
         "materials": {},
         "grid": {"cells": [100], "lower": [0.0], "upper": [1.0]},
         "scheme": {"method": "finite_volume", "reconstruction": "weno5", "limiter": "mc", "theta": 1.5, "weno_epsilon": 1e-6,

@@ -14,8 +14,8 @@ from run.log without the first step (which compiles).
 
 Each count is one `mpirun -n K` launch (`--mpirun` names another launcher, e.g. "srun -n");
 on a GPU node each rank takes the GPU of its local rank (parallel/comm.py). The figures go to
-stdout as JSON lines, then a table. Ghost layers travel through host buffers (run.log says
-whether the MPI is CUDA-aware).
+stdout as JSON lines, then a table with the path of the ghost layers (`[parallel] exchange`;
+`--set parallel.exchange=pinned` compares another path).
 """
 from __future__ import annotations
 
@@ -55,6 +55,8 @@ def bench_row(args, ranks: int, grid: list, split=None) -> dict | None:
                  "--grid", *map(str, grid)]
     if split:
         arguments += ["--set", f"parallel.ranks={list(split)}"]
+    for setting in args.set:
+        arguments += ["--set", setting]
     done = launch(args.mpirun, ranks, arguments)
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not rows:
@@ -70,6 +72,8 @@ def case_row(args, ranks: int) -> dict | None:
         arguments = ["run", args.case, "--out", str(out), "--quiet", "--arch", args.arch, "--precision",
                      args.precision, "--set", f"grid.cells={list(args.grid)}", "--set", f"time.max_steps={args.steps}",
                      "--set", "output.interval=0"]
+        for setting in args.set:
+            arguments += ["--set", setting]
         done = launch(args.mpirun, ranks, arguments)
         log = (out / "run.log").read_text() if (out / "run.log").exists() else ""
     found = re.search(r"first step \(including compile\) ([0-9.]+) s; (\d+) steps .* in ([0-9.]+) s", log)
@@ -102,6 +106,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--mpirun", default="mpirun -n", help="the launcher, followed by the rank count")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a case override for every launch, e.g. parallel.exchange=host")
     args = parser.parse_args()
     if args.kind in ("strong", "case") and not args.grid:
         parser.error(f"{args.kind} needs --grid")
@@ -128,13 +134,13 @@ def print_table(kind: str, rows: list):
     if not rows:
         return
     base = rows[0]
-    print(f"{'ranks':>5} {'grid':>16} {'cell-updates/s':>15} {'per rank':>11} {'efficiency':>10}")
+    print(f"{'ranks':>5} {'grid':>16} {'exchange':>8} {'cell-updates/s':>15} {'per rank':>11} {'efficiency':>10}")
     for r in rows:
         if kind == "weak":
             efficiency = r["cell_updates_per_s_per_rank"] / base["cell_updates_per_s_per_rank"]
         else:
             efficiency = r["cell_updates_per_s"] * base["ranks"] / (base["cell_updates_per_s"] * r["ranks"])
-        print(f"{r['ranks']:>5} {r['grid']:>16} {r['cell_updates_per_s']:>15.3e} "
+        print(f"{r['ranks']:>5} {r['grid']:>16} {str(r.get('exchange') or '-'):>8} {r['cell_updates_per_s']:>15.3e} "
               f"{r['cell_updates_per_s_per_rank']:>11.3e} {efficiency:>10.0%}")
 
 

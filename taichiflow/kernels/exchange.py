@@ -1,12 +1,13 @@
 """The halo seam over MPI (kernels/halo.py): ghost layers between blocks, and reductions over
-blocks, through host buffers.
+blocks.
 
 A block's ghost layers along an axis come from its neighbours' outermost `ghost` layers of
-cells: a kernel copies those slabs of W into a contiguous numpy array, MPI swaps them with
-the neighbour (Sendrecv, both directions in turn; MPI.PROC_NULL where the face is the grid's,
-whose kind fills it), another kernel copies what arrived into the ghost cells. Only the
-faces' slabs, not edges and corners: every stencil of the sweeps (and the gradients of
-derived fields) runs along one axis. Reductions: the rate, the model's globals and the
+cells: a kernel packs each such slab of W into a contiguous buffer, the buffers reach MPI
+(host, page-locked or device memory: parallel/staging.py), every face's slab is sent and
+received at once, and another kernel unpacks what arrived into the ghost cells. Faces on the
+grid's boundary are filled by their kind (kernels/boundaries.py). Only the faces' slabs, not
+edges and corners: every stencil of the sweeps (and the gradients of derived fields) runs
+along one axis. Reductions: the rate, the model's globals and the
 diagnostics' maxima as maxima, the first bad cell as a minimum of its index in the whole
 grid, sums as sums (in another order than one rank's: the totals agree to rounding, the
 states bit for bit).
@@ -16,14 +17,14 @@ import taichi as ti
 
 from ..layout import component
 from .halo import SingleBlock
-from .indexing import with_axis
+from .indexing import int64_max, with_axis
 from .ordered import NO_BAD_CELL
 
 
 class BlockExchange(SingleBlock):
     """One rank's block of a decomposed grid (parallel/decomposition.py)."""
 
-    def __init__(self, comm, decomposition, block, periodic, ghost: int, n_primitive: int, dtype):
+    def __init__(self, comm, decomposition, block, periodic, ghost: int, n_primitive: int, dtype, staging):
         self.comm = comm
         self.ranks, self.rank = comm.size, comm.rank
         self.grid_cells = tuple(decomposition.cells)
@@ -31,10 +32,23 @@ class BlockExchange(SingleBlock):
         self.decomposition = decomposition
         self.ghost, self.dtype, self.n = ghost, dtype, n_primitive
         self.dim = len(block.cells)
-        self.neighbours = [tuple(decomposition.neighbour(block.rank, axis, side, periodic[axis]) for side in (0, 1))
-                           for axis in range(self.dim)]
-        self._copies = {}   # (axis, first layer, to_buffer): kernel
-        self._buffers = {}  # (axis, kind): numpy array of one slab
+        self.staging = staging  # parallel/staging.py: where the slabs wait between device and MPI
+        self.faces = []  # (axis, side, neighbour's rank) of each face shared with another block
+        for axis in range(self.dim):
+            for side in (0, 1):
+                neighbour = decomposition.neighbour(block.rank, axis, side, periodic[axis])
+                if neighbour is not None:
+                    self.faces.append((axis, side, neighbour))
+        shapes = [self._slab_shape(axis) for axis, _, _ in self.faces]
+        self._sent = [staging.slab(shape) for shape in shapes]
+        self._received = [staging.slab(shape) for shape in shapes]
+        self._packs = [self._copy(axis, self._first_inside(axis, side), True) for axis, side, _ in self.faces]
+        self._unpacks = [self._copy(axis, self._first_ghost(axis, side), False) for axis, side, _ in self.faces]
+        self._values = None  # (the step's values to reduce, where the staging keeps arrays)
+
+    @property
+    def exchange_path(self) -> str:
+        return self.staging.name
 
     def describe(self, arch: str) -> str:
         """run.log's line on the split and on the path the ghost layers take."""
@@ -44,57 +58,53 @@ class BlockExchange(SingleBlock):
         except OSError:  # (no /proc: not Linux)
             aware = None
         said = {True: "CUDA-aware", False: "not CUDA-aware", None: "CUDA-awareness unknown"}[aware]
-        path = "host buffers"
-        if arch == "cuda":
-            path += (" (device buffers through a CUDA-aware MPI are not built yet)" if aware
-                     else f" (this MPI is {said}: device buffers would need one that is)")
         return (f"MPI: {self.ranks} ranks, {dims} blocks (rank {self.rank}'s {list(self.block.cells)} cells); "
-                f"{self.comm.library()}, {said}; ghost layers exchanged through {path}")
+                f"{self.comm.library()}, {said}; ghost layers exchanged through {self.staging.describe}, "
+                f"every face at once")
 
     # --- ghost layers -------------------------------------------------------------------------
     def exchange_ghosts(self, W) -> None:
-        for axis, (lower, upper) in enumerate(self.neighbours):
-            if lower is None and upper is None:
-                continue
-            n, g = self.block.cells[axis], self.ghost
-            # my lowest layers go down while the layers above my top come up, then the reverse
-            self._swap(W, axis, send_from=0, dest=lower, recv_into=n, source=upper, tag=2 * axis)
-            self._swap(W, axis, send_from=n - g, dest=upper, recv_into=-g, source=lower, tag=2 * axis + 1)
+        """Every face's outermost layers to its neighbour and its ghost layers from it, all faces
+        at once: no kernel reads an edge or a corner of the ghost region (every stencil runs
+        along one axis), so the axes need no order."""
+        for pack, slab in zip(self._packs, self._sent):
+            pack(W, slab.kernel)
+        self.staging.after_pack(self._sent)
+        # the layers I send across my face (axis, side) fill my neighbour's face (axis, 1 - side):
+        # tagged with (axis, side), received there as (axis, 1 - side)'s
+        sends = [(slab.mpi, rank, 2 * axis + side) for (axis, side, rank), slab in zip(self.faces, self._sent)]
+        receives = [(slab.mpi, rank, 2 * axis + 1 - side)
+                    for (axis, side, rank), slab in zip(self.faces, self._received)]
+        self.staging.exchange(self.comm, sends, receives)
+        self.staging.before_unpack(self._received)
+        for unpack, slab in zip(self._unpacks, self._received):
+            unpack(W, slab.kernel)
 
-    def _swap(self, W, axis, send_from, dest, recv_into, source, tag):
-        null = self.comm.MPI.PROC_NULL
-        send, recv = self._buffer(axis, "send"), self._buffer(axis, "recv")
-        if dest is not None:
-            self._copy(W, axis, send_from, True)(send)
-        self.comm.exchange(send, null if dest is None else dest, recv, null if source is None else source, tag)
-        if source is not None:
-            self._copy(W, axis, recv_into, False)(recv)
+    def _slab_shape(self, axis):
+        return [self.ghost if d == axis else n for d, n in enumerate(self.block.cells)] + [self.n]
 
-    def _buffer(self, axis, kind):
-        key = (axis, kind)
-        if key not in self._buffers:
-            shape = [self.ghost if d == axis else n for d, n in enumerate(self.block.cells)]
-            self._buffers[key] = np.empty(shape + [self.n], dtype=np.float32 if self.dtype == ti.f32 else np.float64)
-        return self._buffers[key]
+    def _first_inside(self, axis, side):
+        """The first of the `ghost` layers next to face (axis, side) inside the block."""
+        return 0 if side == 0 else self.block.cells[axis] - self.ghost
 
-    def _copy(self, W, axis, first, to_buffer):
+    def _first_ghost(self, axis, side):
+        return -self.ghost if side == 0 else self.block.cells[axis]
+
+    def _copy(self, axis, first, to_buffer):
         """Kernel copying layers first .. first + ghost along axis between W and a slab buffer."""
-        key = (axis, first, to_buffer)
-        if key not in self._copies:
-            dim, n, dtype = self.dim, self.n, self.dtype
-            shape = [self.ghost if d == axis else c for d, c in enumerate(self.block.cells)]
+        dim, n, dtype = self.dim, self.n, self.dtype
+        shape = self._slab_shape(axis)[:-1]
 
-            @ti.kernel
-            def copy(buffer: ti.types.ndarray(dtype=ti.types.vector(n, dtype), ndim=dim)):
-                for J in ti.grouped(ti.ndrange(*shape)):
-                    I = with_axis(J, axis, component(J, axis) + first, dim)
-                    if ti.static(to_buffer):
-                        buffer[J] = W[I]
-                    else:
-                        W[I] = buffer[J]
+        @ti.kernel
+        def copy(W: ti.template(), buffer: ti.types.ndarray(dtype=ti.types.vector(n, dtype), ndim=dim)):
+            for J in ti.grouped(ti.ndrange(*shape)):
+                I = with_axis(J, axis, component(J, axis) + first, dim)
+                if ti.static(to_buffer):
+                    buffer[J] = W[I]
+                else:
+                    W[I] = buffer[J]
 
-            self._copies[key] = copy
-        return self._copies[key]
+        return copy
 
     # --- reductions ---------------------------------------------------------------------------
     def combine(self, values, how: str):
@@ -126,19 +136,48 @@ class BlockExchange(SingleBlock):
         return rate, (None if bad == NO_BAD_CELL else bad)
 
     def finish_step(self, check) -> None:
-        """The check's merge, its values over the blocks (one read back and allreduce a step),
-        then the device clock plans the next dt from them."""
-        merged = check.merge_for_blocks()
-        running, rate_key, bad = int(merged[0]), merged[1], int(merged[2])
-        keys = np.asarray(merged[3:], dtype=np.int64)
-        if self.comm.any(running):  # (the clocks of all blocks halt together: their inputs are global)
-            rate_key = self.comm.allreduce_max(np.array([rate_key], dtype=np.int64))[0]
-            bad = int(self.comm.allreduce_min(np.array([self.global_index(bad)], dtype=np.int64))[0])
-            keys = self.comm.allreduce_max(keys)
-        check.finish_merged(int(rate_key), bad, keys)
+        """The check's merge, its values over the blocks, then the device clock plans the next dt
+        from them. The values stay where the staging keeps arrays: on the GPU with NCCL (the
+        host never waits), else in a numpy array and one allreduce a step."""
+        values = self._step_values(check)
+        check.merge_into(values)
+        self._negated_global_bad(values)
+        self.staging.all_reduce_max(self.comm, values)
+        check.finish_merged(values, -1)
+
+    def _step_values(self, check):
+        if self._values is None:
+            self._values = self.staging.array(check.block_value_count(), "int64")
+            self._negated_global_bad = _negated_global_bad_kernel(self.block.cells, self.block.offset, self.grid_cells)
+        return self._values
 
     def bcast(self, value, root: int = 0):
         return self.comm.bcast(value, root)
 
     def any(self, flag: bool) -> bool:
         return self.comm.any(flag)
+
+
+def _negated_global_bad_kernel(block_cells, block_offset, grid_cells):
+    """Kernel turning values[2], a bad cell's linear index in the block, into minus its index
+    in the whole grid (NO_BAD_CELL into -NO_BAD_CELL): a maximum over the blocks then finds the
+    first bad cell of the grid, as global_index and a minimum do on the host."""
+    dim = len(block_cells)
+
+    @ti.kernel
+    def negated_global_bad(values: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+        local = values[2]
+        index = ti.i64(0)
+        if local == int64_max():
+            index = int64_max()
+        else:
+            rest = local
+            stride = ti.i64(1)
+            for d in ti.static(list(reversed(range(dim)))):  # (the last axis varies fastest)
+                cell = rest % block_cells[d]
+                rest = rest // block_cells[d]
+                index += (cell + block_offset[d]) * stride
+                stride *= grid_cells[d]
+        values[2] = -index
+
+    return negated_global_bad

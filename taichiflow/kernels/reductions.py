@@ -158,14 +158,18 @@ class StepCheck:
         self._block_kernels = _block_kernels(self, clock, global_keys, start_merge, merge_slot, publish_globals)
 
     # --- a grid of several blocks (kernels/exchange.py): the finish split around the reduction -----
-    def merge_for_blocks(self):
-        """(running, max rate key, bad cell, the model's global keys...) of this block's step,
-        the slots merged but nothing planned (finish_merged plans)."""
-        return self._block_kernels.merge()
+    def merge_into(self, values) -> None:
+        """(running, max rate key, bad cell, the model's global keys...) of this block's step
+        written into `values`, the slots merged but nothing planned (finish_merged plans)."""
+        self._block_kernels.merge_into(values)
 
-    def finish_merged(self, rate_key: int, bad: int, keys) -> None:
-        """The device clock finishes the step with the values of every block."""
-        self._block_kernels.finish(rate_key, bad, np.asarray(keys, dtype=np.int64))
+    def finish_merged(self, values, bad_sign: int = 1) -> None:
+        """The device clock finishes the step with the values of every block: (running, max
+        rate key, bad cell times bad_sign, global keys...), a numpy array or a device tensor."""
+        self._block_kernels.finish(values, bad_sign)
+
+    def block_value_count(self) -> int:
+        return 3 + self._block_kernels.global_key_field.n
 
     def global_key_values(self) -> np.ndarray:
         return self._block_kernels.global_key_field.to_numpy()
@@ -227,26 +231,28 @@ def _repaired_primitive_func(phys, cells, U, repair_slots):
 class _BlockKernels:
     """The kernels of StepCheck that only a decomposed grid launches (compiled on first use)."""
 
-    def __init__(self, merge, finish, set_keys, global_key_field):
-        self.merge, self._finish, self._set_keys = merge, finish, set_keys
+    def __init__(self, merge_into, finish, set_keys, global_key_field):
+        self.merge_into, self._finish, self._set_keys = merge_into, finish, set_keys
         self.global_key_field = global_key_field
 
-    def finish(self, rate_key, bad, keys):
-        self._finish(rate_key, bad, keys)
+    def finish(self, values, bad_sign: int):
+        self._finish(values, bad_sign)
 
     def set_keys(self, keys):
         self._set_keys(keys)
 
 
 def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals):
-    """merge (the check's slots, as finish_step merges them, without planning), finish (set the
-    reduced values, publish the globals, plan) and set_keys (after a host check). The keys'
-    vector has one entry where the model has no globals, which nothing reads."""
+    """merge_into (the check's slots, as finish_step merges them, without planning, written
+    into an array: numpy, or a torch CUDA tensor that stays on the device), finish (set the values reduced over
+    the blocks, publish the globals, plan) and set_keys (after a host check). The values are
+    (running, max rate key, bad cell, the model's global keys...); the keys' vector has one
+    entry where the model has no globals, which nothing reads."""
     slots, max_rate_key, bad_cell = REDUCTION_SLOTS, check.max_rate, check.bad_cell
     n_globals = global_keys.n
 
-    @ti.kernel
-    def merge() -> ti.types.vector(3 + n_globals, ti.i64):
+    @ti.func
+    def merged():
         running = clock.counts[HALT] == RUNNING
         if running:
             start_merge()
@@ -261,14 +267,22 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
         return out
 
     @ti.kernel
-    def finish(rate_key: ti.i64, bad: ti.i64, keys: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+    def merge_into(values: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+        out = merged()
+        for k in ti.static(range(3 + n_globals)):
+            values[k] = out[k]
+
+    @ti.kernel
+    def finish(values: ti.types.ndarray(dtype=ti.i64, ndim=1), bad_sign: ti.i64):
+        """values as merge gives them, reduced over the blocks; the bad cell is values[2] times
+        bad_sign (a reduction by maximum carries it negated)."""
         running = clock.counts[HALT] == RUNNING
-        max_rate_key[None] = rate_key
+        max_rate_key[None] = values[1]
         for k in ti.static(range(n_globals)):
-            global_keys[None][k] = keys[k]
+            global_keys[None][k] = values[3 + k]
         if running:
             publish_globals()
-        clock.finish(ordered_value(max_rate_key[None]), bad, int64_max())
+        clock.finish(ordered_value(max_rate_key[None]), bad_sign * values[2], int64_max())
         bad_cell[None] = int64_max()
 
     @ti.kernel
@@ -277,7 +291,7 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
             global_keys[None][k] = keys[k]
         publish_globals()
 
-    return _BlockKernels(merge, finish, set_keys, global_keys)
+    return _BlockKernels(merge_into, finish, set_keys, global_keys)
 
 
 class FallbackCounter:

@@ -56,7 +56,7 @@ class Serial:
         """[every rank's value] on root (None elsewhere)."""
         return [value]
 
-    def exchange(self, send, dest, recv, source, tag: int):
+    def exchange(self, sends, receives):
         raise RuntimeError("one process has no neighbour to exchange with")
 
     def abort(self, code: int):
@@ -121,9 +121,14 @@ class Mpi(Serial):
                 return bool(query())
         return None
 
-    def exchange(self, send, dest, recv, source, tag: int):
-        """Send a contiguous array to `dest` while receiving one from `source` (host buffers)."""
-        self.world.Sendrecv(send, dest=dest, sendtag=tag, recvbuf=recv, source=source, recvtag=tag)
+    def exchange(self, sends, receives):
+        """Every (buffer, rank, tag) of `sends` sent while every one of `receives` is received,
+        all at once (non-blocking, then one wait): contiguous buffers, host or (a CUDA-aware
+        MPI) device memory."""
+        world = self.world
+        requests = [world.Irecv(buffer, source=rank, tag=tag) for buffer, rank, tag in receives]
+        requests += [world.Isend(buffer, dest=rank, tag=tag) for buffer, rank, tag in sends]
+        self.MPI.Request.Waitall(requests)
 
     def abort(self, code: int):
         """End every rank (a failure on one rank must never leave the others waiting)."""

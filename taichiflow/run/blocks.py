@@ -48,9 +48,13 @@ def share_of(case: dict, comm, kinds: tuple, ghost: int) -> RankShare:
     return RankShare(block.cells, block.offset, tuple(block_kinds), decomposition, block, periodic)
 
 
-def halo_of(share: RankShare, comm, ghost: int, n_primitive: int, dtype):
-    """The halo of a share: SingleBlock on one rank, the MPI exchange on several."""
+def halo_of(share: RankShare, comm, ghost: int, n_primitive: int, dtype, arch: str, exchange: str = "auto"):
+    """The halo of a share: SingleBlock on one rank, the MPI exchange on several, its slabs
+    staged as `exchange` ([parallel] exchange) asks (parallel/staging.py)."""
     if share.decomposition is None:
         return SingleBlock()
     from ..kernels.exchange import BlockExchange
-    return BlockExchange(comm, share.decomposition, share.block, share.periodic, ghost, n_primitive, dtype)
+    from ..parallel.staging import choose_staging
+    cuda_aware = comm.cuda_aware() if arch == "cuda" and exchange in ("auto", "device") else False
+    staging = choose_staging(exchange, arch, cuda_aware, dtype, comm)
+    return BlockExchange(comm, share.decomposition, share.block, share.periodic, ghost, n_primitive, dtype, staging)

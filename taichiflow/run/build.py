@@ -126,7 +126,7 @@ def build(case: dict) -> Built:
                                  average=cell_average(case, phys))
     except ValueError as err:
         raise ModelError(f"{where}: {err}") from None
-    halo = halo_of(share, comm, plan.ghost, layout.n, dtype)
+    halo = halo_of(share, comm, plan.ghost, layout.n, dtype, arch, case["parallel"]["exchange"])
     solver = Solver(phys, plan, grid, Boundaries(share.kinds, inflow), halo=halo)
     fill(solver.W)
     solver.transfer.conserve()

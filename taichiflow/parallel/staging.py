@@ -1,0 +1,220 @@
+"""Where a ghost slab waits between the device and MPI: three paths, one chosen at start-up.
+
+- host: numpy arrays, which the pack and unpack kernels read and write. On the CPU backend
+  that is in place; on CUDA Taichi copies a numpy argument to the device and back around each
+  kernel (pageable memory, both ways, synchronously): correct everywhere, slow on a GPU.
+- pinned: (CUDA, PyTorch importable) the kernels write and read torch CUDA tensors in place
+  (Taichi uses a contiguous CUDA tensor's memory as an ndarray argument), one DMA copy moves
+  each slab to page-locked host memory and one brings it back; MPI sees only host memory.
+- device: (CUDA, PyTorch, an MPI that says it is CUDA-aware) MPI reads and writes the torch
+  CUDA tensors itself (mpi4py takes them through __cuda_array_interface__).
+- nccl: (CUDA, PyTorch with NCCL, one GPU per rank) the torch CUDA tensors go GPU to GPU
+  through NCCL (PyTorch's torch.distributed), over NVLink inside a node; MPI still launches
+  the ranks, starts NCCL (rank 0's address through a broadcast) and does every reduction.
+  NCCL is the library that moves GPU buffers between the GPUs of deep-learning frameworks;
+  an MPI that is not CUDA-aware (the usual PyPI and distribution builds) can only stage
+  through host memory, whose shared-memory copies measured 2.5 GB/s on an H200 node
+  (docs/performance.md).
+
+"auto" takes nccl where every rank has a GPU of its own and PyTorch has NCCL, else device
+where the MPI is CUDA-aware, else pinned on CUDA where PyTorch is there, else host. PyTorch is
+the established way to hold CUDA and page-locked memory from Python that Taichi 1.7 accepts
+without copies (it has no DLPack export of its own); only these paths import it.
+"""
+from __future__ import annotations
+
+import atexit
+import socket
+
+import numpy as np
+import taichi as ti
+
+from ..errors import CaseError
+
+PATHS = ("auto", "host", "pinned", "device", "nccl")
+
+
+class Slab:
+    """One face's buffer: `kernel` is what the pack/unpack kernel takes, `mpi` what MPI moves."""
+
+    __slots__ = ("kernel", "mpi", "host_tensor")
+
+    def __init__(self, kernel, mpi, host_tensor=None):
+        self.kernel, self.mpi, self.host_tensor = kernel, mpi, host_tensor
+
+
+class HostStaging:
+    name = "host"
+    describe = "host buffers (numpy)"
+
+    def __init__(self, dtype):
+        self.numpy_dtype = np.float32 if dtype == ti.f32 else np.float64
+
+    def slab(self, shape) -> Slab:
+        array = np.empty(shape, dtype=self.numpy_dtype)
+        return Slab(array, array)
+
+    def array(self, length: int, dtype: str):
+        """A small array for kernels and all_reduce_max (the step's reduced values)."""
+        return np.zeros(length, dtype=dtype)
+
+    def all_reduce_max(self, comm, values) -> None:
+        """values <- their elementwise maximum over the ranks."""
+        values[:] = comm.allreduce_max(values)
+
+    def after_pack(self, slabs) -> None:
+        """Make the packed slabs' `mpi` side hold what the kernels wrote."""
+
+    def before_unpack(self, slabs) -> None:
+        """Make the received slabs' `kernel` side hold what MPI wrote."""
+
+    def exchange(self, comm, sends, receives) -> None:
+        """Every (buffer, rank, tag) of `sends` sent, of `receives` received (the `mpi` sides)."""
+        comm.exchange(sends, receives)
+
+
+class PinnedStaging(HostStaging):
+    name = "pinned"
+    describe = "page-locked host buffers (packed on the device into torch CUDA tensors, one DMA copy each way)"
+
+    def __init__(self, dtype):
+        super().__init__(dtype)
+        import torch
+        self.torch = torch
+        self.torch_dtype = torch.float32 if dtype == ti.f32 else torch.float64
+
+    def slab(self, shape) -> Slab:
+        torch = self.torch
+        device = torch.empty(shape, dtype=self.torch_dtype, device="cuda")
+        host = torch.empty(shape, dtype=self.torch_dtype, pin_memory=True)
+        return Slab(device, host.numpy(), host)
+
+    def after_pack(self, slabs) -> None:
+        ti.sync()  # (Taichi's kernels and torch's copies need not share a stream)
+        for slab in slabs:
+            slab.host_tensor.copy_(slab.kernel, non_blocking=True)
+        self.torch.cuda.synchronize()
+
+    def before_unpack(self, slabs) -> None:
+        for slab in slabs:
+            slab.kernel.copy_(slab.host_tensor, non_blocking=True)
+        self.torch.cuda.synchronize()
+
+
+class DeviceStaging(PinnedStaging):
+    name = "device"
+    describe = "device buffers (torch CUDA tensors handed to the CUDA-aware MPI)"
+
+    def slab(self, shape) -> Slab:
+        device = self.torch.empty(shape, dtype=self.torch_dtype, device="cuda")
+        return Slab(device, device)
+
+    def after_pack(self, slabs) -> None:
+        ti.sync()
+
+    def before_unpack(self, slabs) -> None:
+        """(MPI's receive has completed into device memory before Waitall returns.)"""
+
+
+class NcclStaging(DeviceStaging):
+    name = "nccl"
+    describe = "device buffers, GPU to GPU through NCCL (torch.distributed)"  # (test_mpi looks for "through NCCL")
+
+    def __init__(self, dtype, comm):
+        super().__init__(dtype)
+        import torch.distributed as dist
+        self.dist = dist
+        if not dist.is_initialized():
+            hosts = comm.bcast(comm.gather(socket.gethostname()))
+            address = "127.0.0.1" if len(set(hosts)) == 1 else hosts[0]
+            store = dist.TCPStore(address, 0, comm.size, is_master=True, wait_for_workers=False) if comm.rank == 0 else None
+            port = comm.bcast(store.port if store is not None else None)
+            if store is None:
+                store = dist.TCPStore(address, port, comm.size, is_master=False)
+            self.torch.cuda.set_device(0)  # (each rank sees only its own GPU: parallel/comm.py)
+            dist.init_process_group("nccl", store=store, rank=comm.rank, world_size=comm.size,
+                                    device_id=self.torch.device("cuda", 0))
+            atexit.register(dist.destroy_process_group)  # (else NCCL warns at exit)
+
+    def array(self, length: int, dtype: str):
+        return self.torch.zeros(length, dtype=getattr(self.torch, dtype), device="cuda")
+
+    def all_reduce_max(self, comm, values) -> None:
+        """In place on the GPU, ordered on the stream like the exchange (no wait)."""
+        self.dist.all_reduce(values, op=self.dist.ReduceOp.MAX)
+
+    def after_pack(self, slabs) -> None:
+        """No wait: Taichi launches its kernels on CUDA's legacy default stream, which is also
+        torch's current stream, and torch.distributed makes NCCL's stream wait for that stream's
+        work before it sends. The host never waits for the exchange (the GPU stays fed)."""
+
+    def exchange(self, comm, sends, receives) -> None:
+        """NCCL has no tags: messages between two ranks pair up in the order they are posted.
+        A tag here is the sender's face (2 axis + side), so sends and receives both sorted by
+        tag post each pair's messages in the same order on both ranks. `wait` makes the
+        current (legacy default) stream, where the unpack kernels will run, wait for NCCL's."""
+        dist = self.dist
+        operations = [dist.P2POp(dist.irecv, buffer, rank) for buffer, rank, _ in sorted(receives, key=_tag)]
+        operations += [dist.P2POp(dist.isend, buffer, rank) for buffer, rank, _ in sorted(sends, key=_tag)]
+        for work in dist.batch_isend_irecv(operations):
+            work.wait()
+
+    def before_unpack(self, slabs) -> None:
+        """(Ordered by the stream: see exchange.)"""
+
+
+def _tag(message):
+    return message[2]
+
+
+def own_gpu_each(comm) -> bool:
+    """Whether no two ranks share a GPU (NCCL refuses a communicator with one GPU twice)."""
+    import os
+    mine = (socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+    every = comm.bcast(comm.gather(mine))
+    return "" not in {visible for _, visible in every} and len(set(every)) == len(every)
+
+
+def nccl_available() -> bool:
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return False
+    return bool(dist.is_available() and dist.is_nccl_available())
+
+
+def torch_cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def choose_staging(asked: str, arch: str, cuda_aware, dtype, comm, where: str = "[parallel] exchange"):
+    """The staging for `asked` ("auto" or a path) on this backend; a path that cannot work here
+    is refused with what it needs (on every rank alike: what it looks at is the same on all)."""
+    if asked == "auto":
+        if arch != "cuda" or not torch_cuda_available():
+            asked = "host"
+        elif nccl_available() and own_gpu_each(comm):
+            asked = "nccl"
+        else:
+            asked = "device" if cuda_aware else "pinned"
+    if asked == "host":
+        return HostStaging(dtype)
+    if arch != "cuda":
+        raise CaseError(f"{where} = \"{asked}\" needs the CUDA backend (this run is on {arch}); use \"host\" or \"auto\"")
+    if not torch_cuda_available():
+        raise CaseError(f"{where} = \"{asked}\" needs PyTorch with CUDA (pip install torch); use \"host\" or \"auto\"")
+    if asked == "device" and not cuda_aware:
+        raise CaseError(f"{where} = \"device\" needs a CUDA-aware MPI, and this one does not report being one "
+                        "(MPIX_Query_cuda_support); use \"pinned\", \"host\" or \"auto\"")
+    if asked == "nccl":
+        if not nccl_available():
+            raise CaseError(f"{where} = \"nccl\": this PyTorch has no NCCL; use \"pinned\", \"host\" or \"auto\"")
+        if not own_gpu_each(comm):
+            raise CaseError(f"{where} = \"nccl\" needs a GPU per rank (NCCL refuses two ranks on one GPU); "
+                            "use \"pinned\" or \"auto\"")
+        return NcclStaging(dtype, comm)
+    return DeviceStaging(dtype) if asked == "device" else PinnedStaging(dtype)
