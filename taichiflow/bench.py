@@ -239,7 +239,7 @@ def run_benchmark(model="euler", reconstruction="weno5", limiter="mc", riemann="
         "grid": "x".join(map(str, grid)), "overrides": " ".join(overrides), "steps": steps, "repeats": repeats,
         "ranks": comm.size, "block": "x".join(map(str, solver.cells)), "exchange": solver.halo.exchange_path,
         "wet_fraction": wet_fraction, "active_tiles": _active_share(solver, comm),
-        "first_step_s": first_step, "median_s": median,
+        "first_step_s": first_step, "median_s": median, "timings_s": [float(t) for t in timings],
         "cell_updates_per_s": rate,
         "cell_updates_per_s_per_rank": rate / comm.size,
         "resident_bytes_per_cell": bytes_per_cell,
