@@ -81,8 +81,10 @@ def case_row(args, ranks: int) -> dict | None:
         print(f"{ranks} ranks: failed (rc {done.returncode})\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
     first, steps, wall = float(found.group(1)), int(found.group(2)), float(found.group(3))
+    paths = {"through NCCL": "nccl", "page-locked": "pinned", "CUDA-aware MPI": "device", "(numpy)": "host"}
+    exchange = next((name for text, name in paths.items() if text in log), None)
     rate = math.prod(args.grid) * (steps - 1) / (wall - first)
-    return {"ranks": ranks, "grid": "x".join(map(str, args.grid)), "steps": steps, "first_step_s": first,
+    return {"ranks": ranks, "grid": "x".join(map(str, args.grid)), "exchange": exchange, "steps": steps, "first_step_s": first,
             "cell_updates_per_s": rate, "cell_updates_per_s_per_rank": rate / ranks}
 
 

@@ -141,7 +141,10 @@ class BlockExchange(SingleBlock):
         host never waits), else in a numpy array and one allreduce a step."""
         values = self._step_values(check)
         check.merge_into(values)
-        self._negated_global_bad(values)
+        if isinstance(values, np.ndarray):  # (already on the host: no kernel round trip)
+            values[2] = -self.global_index(int(values[2]))
+        else:
+            self._negated_global_bad(values)
         self.staging.all_reduce_max(self.comm, values)
         check.finish_merged(values, -1)
 

@@ -18,7 +18,7 @@ class SingleBlock:
 
     ranks = 1
     rank = 0
-    exchange_path = None  # (several blocks: "host", "pinned" or "device", parallel/staging.py)
+    exchange_path = None  # (several blocks: "host", "pinned", "device" or "nccl", parallel/staging.py)
 
     def describe(self, arch: str) -> str:
         """run.log's line on the split of the grid: none for one block."""

@@ -274,7 +274,7 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
 
     @ti.kernel
     def finish(values: ti.types.ndarray(dtype=ti.i64, ndim=1), bad_sign: ti.i64):
-        """values as merge gives them, reduced over the blocks; the bad cell is values[2] times
+        """values as merge_into writes them, reduced over the blocks; the bad cell is values[2] times
         bad_sign (a reduction by maximum carries it negated)."""
         running = clock.counts[HALT] == RUNNING
         max_rate_key[None] = values[1]

@@ -1,4 +1,4 @@
-"""Where a ghost slab waits between the device and MPI: three paths, one chosen at start-up.
+"""Where a ghost slab waits between the kernels and the transport: four paths, one chosen at start-up.
 
 - host: numpy arrays, which the pack and unpack kernels read and write. On the CPU backend
   that is in place; on CUDA Taichi copies a numpy argument to the device and back around each
@@ -9,14 +9,15 @@
 - device: (CUDA, PyTorch, an MPI that says it is CUDA-aware) MPI reads and writes the torch
   CUDA tensors itself (mpi4py takes them through __cuda_array_interface__).
 - nccl: (CUDA, PyTorch with NCCL, one GPU per rank) the torch CUDA tensors go GPU to GPU
-  through NCCL (PyTorch's torch.distributed), over NVLink inside a node; MPI still launches
-  the ranks, starts NCCL (rank 0's address through a broadcast) and does every reduction.
+  through NCCL (PyTorch's torch.distributed), over NVLink inside a node, and the step's
+  reduction runs on NCCL too; MPI still launches the ranks, starts NCCL (rank 0's address
+  through a broadcast) and does the host's reductions (checks read back, diagnostics).
   NCCL is the library that moves GPU buffers between the GPUs of deep-learning frameworks;
   an MPI that is not CUDA-aware (the usual PyPI and distribution builds) can only stage
   through host memory, whose shared-memory copies measured 2.5 GB/s on an H200 node
   (docs/performance.md).
 
-"auto" takes nccl where every rank has a GPU of its own and PyTorch has NCCL, else device
+"auto" takes nccl where every rank has a GPU of its own (by UUID) and PyTorch has NCCL, else device
 where the MPI is CUDA-aware, else pinned on CUDA where PyTorch is there, else host. PyTorch is
 the established way to hold CUDA and page-locked memory from Python that Taichi 1.7 accepts
 without copies (it has no DLPack export of its own); only these paths import it.
@@ -24,12 +25,13 @@ without copies (it has no DLPack export of its own); only these paths import it.
 from __future__ import annotations
 
 import atexit
+import datetime
 import socket
 
 import numpy as np
 import taichi as ti
 
-from ..errors import CaseError
+from ..errors import CaseError, SimulationError
 
 PATHS = ("auto", "host", "pinned", "device", "nccl")
 
@@ -90,7 +92,7 @@ class PinnedStaging(HostStaging):
         return Slab(device, host.numpy(), host)
 
     def after_pack(self, slabs) -> None:
-        ti.sync()  # (Taichi's kernels and torch's copies need not share a stream)
+        ti.sync()  # (the host must see the packed slabs: it waits for Taichi's stream first)
         for slab in slabs:
             slab.host_tensor.copy_(slab.kernel, non_blocking=True)
         self.torch.cuda.synchronize()
@@ -125,23 +127,27 @@ class NcclStaging(DeviceStaging):
         import torch.distributed as dist
         self.dist = dist
         if not dist.is_initialized():
-            hosts = comm.bcast(comm.gather(socket.gethostname()))
-            address = "127.0.0.1" if len(set(hosts)) == 1 else hosts[0]
-            store = dist.TCPStore(address, 0, comm.size, is_master=True, wait_for_workers=False) if comm.rank == 0 else None
-            port = comm.bcast(store.port if store is not None else None)
-            if store is None:
-                store = dist.TCPStore(address, port, comm.size, is_master=False)
-            self.torch.cuda.set_device(0)  # (each rank sees only its own GPU: parallel/comm.py)
-            dist.init_process_group("nccl", store=store, rank=comm.rank, world_size=comm.size,
-                                    device_id=self.torch.device("cuda", 0))
-            atexit.register(dist.destroy_process_group)  # (else NCCL warns at exit)
+            try:
+                self._start(comm)
+            except Exception as err:  # noqa: BLE001  (any failure of the store or of NCCL's start)
+                raise SimulationError(f"NCCL could not start on rank {comm.rank} ({type(err).__name__}: {err}); "
+                                      "set [parallel] exchange = \"pinned\" to stage the ghost layers through "
+                                      "host memory instead") from None
 
-    def array(self, length: int, dtype: str):
-        return self.torch.zeros(length, dtype=getattr(self.torch, dtype), device="cuda")
-
-    def all_reduce_max(self, comm, values) -> None:
-        """In place on the GPU, ordered on the stream like the exchange (no wait)."""
-        self.dist.all_reduce(values, op=self.dist.ReduceOp.MAX)
+    def _start(self, comm):
+        dist = self.dist
+        hosts = comm.bcast(comm.gather(socket.gethostname()))
+        address = "127.0.0.1" if len(set(hosts)) == 1 else hosts[0]
+        store = dist.TCPStore(address, 0, comm.size, is_master=True, wait_for_workers=False) if comm.rank == 0 else None
+        port = comm.bcast(store.port if store is not None else None)
+        if store is None:
+            store = dist.TCPStore(address, port, comm.size, is_master=False)
+        self.torch.cuda.set_device(0)  # (each rank sees only its own GPU: parallel/comm.py)
+        # (the host runs ahead of the GPUs, and ranks compile their own boundary kernels at
+        # their first step: NCCL's watchdog must not take that for a hang)
+        dist.init_process_group("nccl", store=store, rank=comm.rank, world_size=comm.size,
+                                device_id=self.torch.device("cuda", 0), timeout=datetime.timedelta(hours=2))
+        atexit.register(dist.destroy_process_group)  # (else NCCL warns at exit)
 
     def after_pack(self, slabs) -> None:
         """No wait: Taichi launches its kernels on CUDA's legacy default stream, which is also
@@ -168,11 +174,16 @@ def _tag(message):
 
 
 def own_gpu_each(comm) -> bool:
-    """Whether no two ranks share a GPU (NCCL refuses a communicator with one GPU twice)."""
-    import os
-    mine = (socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES", ""))
+    """Whether no two ranks share a GPU (NCCL refuses a communicator with one GPU twice), by
+    the GPUs' UUIDs: under a scheduler that isolates GPUs every rank may see its own as "0"."""
+    import torch
+    try:
+        mine = str(torch.cuda.get_device_properties(0).uuid)
+    except (AttributeError, RuntimeError):  # (an older torch: the node and the visible devices)
+        import os
+        mine = f"{socket.gethostname()}:{os.environ.get('CUDA_VISIBLE_DEVICES', '')}"
     every = comm.bcast(comm.gather(mine))
-    return "" not in {visible for _, visible in every} and len(set(every)) == len(every)
+    return len(set(every)) == len(every)
 
 
 def nccl_available() -> bool:
@@ -193,11 +204,14 @@ def torch_cuda_available() -> bool:
 
 def choose_staging(asked: str, arch: str, cuda_aware, dtype, comm, where: str = "[parallel] exchange"):
     """The staging for `asked` ("auto" or a path) on this backend; a path that cannot work here
-    is refused with what it needs (on every rank alike: what it looks at is the same on all)."""
+    is refused with what it needs. Every rank decides alike: what each finds (PyTorch, CUDA,
+    NCCL) is combined over the ranks before any branch."""
+    has_torch_cuda, has_nccl = (bool(flag) for flag in comm.allreduce_min(
+        np.array([arch == "cuda" and torch_cuda_available(), arch == "cuda" and nccl_available()], dtype=np.int64)))
     if asked == "auto":
-        if arch != "cuda" or not torch_cuda_available():
+        if arch != "cuda" or not has_torch_cuda:
             asked = "host"
-        elif nccl_available() and own_gpu_each(comm):
+        elif has_nccl and own_gpu_each(comm):
             asked = "nccl"
         else:
             asked = "device" if cuda_aware else "pinned"
@@ -205,13 +219,13 @@ def choose_staging(asked: str, arch: str, cuda_aware, dtype, comm, where: str = 
         return HostStaging(dtype)
     if arch != "cuda":
         raise CaseError(f"{where} = \"{asked}\" needs the CUDA backend (this run is on {arch}); use \"host\" or \"auto\"")
-    if not torch_cuda_available():
+    if not has_torch_cuda:
         raise CaseError(f"{where} = \"{asked}\" needs PyTorch with CUDA (pip install torch); use \"host\" or \"auto\"")
     if asked == "device" and not cuda_aware:
         raise CaseError(f"{where} = \"device\" needs a CUDA-aware MPI, and this one does not report being one "
                         "(MPIX_Query_cuda_support); use \"pinned\", \"host\" or \"auto\"")
     if asked == "nccl":
-        if not nccl_available():
+        if not has_nccl:
             raise CaseError(f"{where} = \"nccl\": this PyTorch has no NCCL; use \"pinned\", \"host\" or \"auto\"")
         if not own_gpu_each(comm):
             raise CaseError(f"{where} = \"nccl\" needs a GPU per rank (NCCL refuses two ranks on one GPU); "
