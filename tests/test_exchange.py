@@ -40,3 +40,25 @@ def test_the_cpu_backend_stages_through_numpy_and_refuses_the_gpu_paths_by_name(
         with pytest.raises(CaseError, match=f'exchange = "{path}" needs the CUDA backend'):
             choose_staging(path, "cpu", False, ti.f32, Serial())
 
+
+
+def test_nccl_keeps_the_steps_values_on_the_gpu_and_reduces_them_there():
+    """With NCCL the step's values are a CUDA tensor all-reduced by NCCL, never a numpy array
+    reduced through MPI (a read back per step: 90% against 85% weak efficiency on 4 H200s).
+    torch and torch.distributed are stand-ins here: CI has neither a GPU nor PyTorch."""
+    from types import SimpleNamespace
+    from taichiflow.parallel.staging import NcclStaging
+    calls = []
+    staging = object.__new__(NcclStaging)  # (without __init__, which starts NCCL)
+    staging.torch = SimpleNamespace(int64="int64", zeros=lambda n, dtype, device: ("tensor", n, dtype, device))
+    staging.dist = SimpleNamespace(ReduceOp=SimpleNamespace(MAX="max"),
+                                   all_reduce=lambda values, op: calls.append((values, op)))
+    values = staging.array(5, "int64")
+    assert values == ("tensor", 5, "int64", "cuda")
+
+    class NoMpi(Serial):
+        def allreduce_max(self, values):
+            raise AssertionError("the step's values went through MPI")
+
+    staging.all_reduce_max(NoMpi(), values)
+    assert calls == [(values, "max")]

@@ -146,7 +146,7 @@ class BlockExchange(SingleBlock):
         else:
             self._negated_global_bad(values)
         self.staging.all_reduce_max(self.comm, values)
-        check.finish_merged(values, -1)
+        check.finish_merged(values)
 
     def _step_values(self, check):
         if self._values is None:

@@ -163,10 +163,11 @@ class StepCheck:
         written into `values`, the slots merged but nothing planned (finish_merged plans)."""
         self._block_kernels.merge_into(values)
 
-    def finish_merged(self, values, bad_sign: int = 1) -> None:
+    def finish_merged(self, values) -> None:
         """The device clock finishes the step with the values of every block: (running, max
-        rate key, bad cell times bad_sign, global keys...), a numpy array or a device tensor."""
-        self._block_kernels.finish(values, bad_sign)
+        rate key, minus the first bad cell's index in the grid, global keys...), reduced by
+        maximum, in a numpy array or a device tensor."""
+        self._block_kernels.finish(values)
 
     def block_value_count(self) -> int:
         return 3 + self._block_kernels.global_key_field.n
@@ -235,8 +236,8 @@ class _BlockKernels:
         self.merge_into, self._finish, self._set_keys = merge_into, finish, set_keys
         self.global_key_field = global_key_field
 
-    def finish(self, values, bad_sign: int):
-        self._finish(values, bad_sign)
+    def finish(self, values):
+        self._finish(values)
 
     def set_keys(self, keys):
         self._set_keys(keys)
@@ -273,16 +274,16 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
             values[k] = out[k]
 
     @ti.kernel
-    def finish(values: ti.types.ndarray(dtype=ti.i64, ndim=1), bad_sign: ti.i64):
-        """values as merge_into writes them, reduced over the blocks; the bad cell is values[2] times
-        bad_sign (a reduction by maximum carries it negated)."""
+    def finish(values: ti.types.ndarray(dtype=ti.i64, ndim=1)):
+        """values as merge_into writes them, the bad cell then negated (a reduction by maximum
+        carries it), reduced over the blocks."""
         running = clock.counts[HALT] == RUNNING
         max_rate_key[None] = values[1]
         for k in ti.static(range(n_globals)):
             global_keys[None][k] = values[3 + k]
         if running:
             publish_globals()
-        clock.finish(ordered_value(max_rate_key[None]), bad_sign * values[2], int64_max())
+        clock.finish(ordered_value(max_rate_key[None]), -values[2], int64_max())
         bad_cell[None] = int64_max()
 
     @ti.kernel

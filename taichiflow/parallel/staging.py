@@ -33,9 +33,6 @@ import taichi as ti
 
 from ..errors import CaseError, SimulationError
 
-PATHS = ("auto", "host", "pinned", "device", "nccl")
-
-
 class Slab:
     """One face's buffer: `kernel` is what the pack/unpack kernel takes, `mpi` what MPI moves."""
 
@@ -148,6 +145,14 @@ class NcclStaging(DeviceStaging):
         dist.init_process_group("nccl", store=store, rank=comm.rank, world_size=comm.size,
                                 device_id=self.torch.device("cuda", 0), timeout=datetime.timedelta(hours=2))
         atexit.register(dist.destroy_process_group)  # (else NCCL warns at exit)
+
+    def array(self, length: int, dtype: str):
+        """On the GPU: the step's reduction never leaves it (a batch of steps reads nothing back)."""
+        return self.torch.zeros(length, dtype=getattr(self.torch, dtype), device="cuda")
+
+    def all_reduce_max(self, comm, values) -> None:
+        """In place on the GPU, ordered on the stream like the exchange (no wait)."""
+        self.dist.all_reduce(values, op=self.dist.ReduceOp.MAX)
 
     def after_pack(self, slabs) -> None:
         """No wait: Taichi launches its kernels on CUDA's legacy default stream, which is also
