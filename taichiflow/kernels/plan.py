@@ -282,9 +282,9 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
 
 def skips_idle(run: dict, idle_model: bool, segments, reach: int) -> bool:
     """[run] skip_idle resolved: auto skips where the model declares idle(). Skipping walks
-    the last axis (a warp's shuffles need every lane) and walks segments no longer than a tile
-    (a walk then touches one tile or two): the default segments are cut to a tile, longer ones
-    asked for in [run] segment are refused. A step carries values at most `reach` cells (the
+    segments no longer than a tile (a walk then touches one tile or two): the default segments
+    are cut to a tile, longer ones asked for in [run] segment are refused. (Through warp
+    shuffles a warp skips only where none of its lanes' segments is active.) A step carries values at most `reach` cells (the
     stencil's reach per stage times the stages): the neighbour tiles that are active around a
     busy one must be at least that wide."""
     skip = run.get("skip_idle", "auto")
@@ -292,8 +292,6 @@ def skips_idle(run: dict, idle_model: bool, segments, reach: int) -> bool:
         raise ValueError("[run] skip_idle = true needs a model that declares idle() (which cells a step "
                          "cannot change)")
     skip = idle_model if skip == "auto" else bool(skip)
-    if skip and run["shuffle"] not in ("auto", False):
-        raise ValueError(f"[run] skip_idle walks the last axis; shuffle = {_toml(run['shuffle'])} needs skip_idle = false")
     tile = int(run.get("idle_tile", 16))
     if skip and tile < reach:
         raise ValueError(f"[run] idle_tile = {tile}: a step of this scheme carries values up to {reach} cells "
@@ -386,8 +384,7 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
         segments = tuple(min(length, int(run["idle_tile"])) for length in segments)
     per_cell = tuple(_per_cell(run["reconstruct"], s, arch, precision, reach) for s, reach in zip(schemes, reaches))
     fuse = fuse_choice(run["fuse"], run["shuffle"])
-    shuffle = False if skip and run["shuffle"] == "auto" else uses_shuffle(run["shuffle"], arch, precision,
-                                                                          run["block_dim"])
+    shuffle = uses_shuffle(run["shuffle"], arch, precision, run["block_dim"])
     fused = (reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1
     # In 1D the last axis is x, and it is walked. A fused stage's walk along x takes "walk" too
     # where its faces are not first order (FUSED_SHUFFLE_MIN_GHOST).

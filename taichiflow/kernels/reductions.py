@@ -22,6 +22,9 @@ from .ordered import (HIGHEST_KEY, LOWEST_KEY, NO_BAD_CELL, fill_keys, from_orde
 
 REDUCTION_CHUNK = 64
 REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
+# Skipping idle tiles, the check's thread reduces a run of at most this many cells along x: the
+# listed tiles of a flood are few, and runs of a whole tile left half of an H200 without work.
+CHECK_RUN = 4
 
 
 def chunk_ranges(cells):
@@ -52,58 +55,16 @@ class StepCheck:
         fill_keys(self.bad_slots, NO_BAD_CELL)
         self.repair_slots = ti.field(ti.i64, shape=REDUCTION_SLOTS)  # cells the model's repair() changed
 
-    def build(self, phys, cells, dx, U, W, copy_to_ghosts, clock, global_keys, global_values, active=None):
-        """The kernels: primitives, check_and_primitives, combine_check, finish_step; `active`
-        (cell index -> whether to compute it: kernels/idle.py) skips the cells of idle tiles."""
-        dim = len(cells)
+    def build(self, phys, cells, dx, U, W, copy_to_ghosts, clock, global_keys, global_values, idle):
+        """The kernels: primitives, check_and_primitives, combine_check, finish_step. With
+        skipping (`idle`, kernels/idle.py: enabled) the per-cell passes loop over the listed
+        active tiles only, and the step's last kernel rebuilds the active set."""
         model_globals = list(phys.model.globals)
-        active = active or (lambda I: True)
+        listing = idle.enabled
         bad_slots, slots = self.bad_slots, REDUCTION_SLOTS
         rate_slots, key_slots, max_rate_key, bad_cell = self.rate_slots, self.key_slots, self.max_rate, self.bad_cell
-        chunk = REDUCTION_CHUNK
-        chunks = chunk_ranges(cells)
-        chunk_shape = [b for _, b in chunks]
 
-        max_rate = _max_rate_func(phys, dx)
-        repaired_primitive = _repaired_primitive_func(phys, cells, U, self.repair_slots)
-
-        @ti.kernel
-        def primitives():
-            for I in ti.grouped(ti.ndrange(*cells)):
-                if active(I):
-                    w = repaired_primitive(I)
-                    W[I] = w
-                    copy_to_ghosts(I, w)
-
-        @ti.kernel
-        def check_and_primitives(always: ti.i32):
-            """always = 0: only while the device clock runs (after a halted step U is unchanged,
-            and a cell that repair() cannot mend would be counted again)."""
-            checking = always != 0 or clock.counts[HALT] == RUNNING
-            for chunk_index in ti.grouped(ti.ndrange(*chunks)):
-                if not checking:
-                    continue
-                rate = 0.0
-                bad = int64_max()
-                keys = ti.Vector([int64_min() for _ in ti.static(model_globals)] or [0], ti.i64)
-                for i in range(component(chunk_index, 0) * chunk,
-                               ti.min(component(chunk_index, 0) * chunk + chunk, cells[0])):
-                    I = with_axis0(chunk_index, i, dim)
-                    if active(I):
-                        w = repaired_primitive(I)
-                        W[I] = w
-                        copy_to_ghosts(I, w)
-                        rate = ti.max(rate, max_rate(w))
-                        if not phys.admissible(w):
-                            bad = ti.min(bad, linear_index(I, cells))
-                        for k in ti.static(range(len(model_globals))):
-                            keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
-                slot = ti.cast(linear_index(chunk_index, chunk_shape) % slots, ti.i32)
-                ti.atomic_max(rate_slots[slot], ordered_bits(rate))
-                if bad != int64_max():  # rare
-                    ti.atomic_min(bad_slots[slot], bad)
-                for k in ti.static(range(len(model_globals))):
-                    ti.atomic_max(key_slots[slot][k], keys[k])
+        primitives, check_and_primitives = _cell_pass_kernels(self, phys, cells, dx, U, W, copy_to_ghosts, clock, idle)
 
         @ti.func
         def merge_slot(s):
@@ -152,10 +113,12 @@ class StepCheck:
                 publish_globals()
             clock.finish(ordered_value(max_rate_key[None]), bad_cell[None], int64_max())
             bad_cell[None] = int64_max()
+            if ti.static(listing):  # (the idle tiles' rebuild: one launch less a step)
+                idle.spread_tiles()
 
         self.primitives, self.check_and_primitives = primitives, check_and_primitives
         self.combine_check, self.finish_step = combine_check, finish_step
-        self._block_kernels = _block_kernels(self, clock, global_keys, start_merge, merge_slot, publish_globals)
+        self._block_kernels = _block_kernels(self, clock, global_keys, start_merge, merge_slot, publish_globals, idle)
 
     # --- a grid of several blocks (kernels/exchange.py): the finish split around the reduction -----
     def merge_into(self, values) -> None:
@@ -191,6 +154,99 @@ class StepCheck:
         count = int(self.repair_slots.to_numpy().sum())
         self.repair_slots.fill(0)
         return count
+
+
+def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle):
+    """The kernels that visit the cells: primitives (W from U, its ghost copies, the model's
+    repair) and check_and_primitives (also the CFL rate, first bad cell and the model's globals
+    into the check's slots). With skipping they loop over the listed active tiles only and the
+    check marks the tiles that hold a non-idle cell (kernels/idle.py)."""
+    dim = len(cells)
+    model_globals = list(phys.model.globals)
+    listing = idle.enabled
+    bad_slots, rate_slots, key_slots, slots = check.bad_slots, check.rate_slots, check.key_slots, REDUCTION_SLOTS
+    chunk = REDUCTION_CHUNK
+    chunks = chunk_ranges(cells)
+    chunk_shape = [b for _, b in chunks]
+    max_rate = _max_rate_func(phys, dx)
+    repaired_primitive = _repaired_primitive_func(phys, cells, U, check.repair_slots)
+
+    @ti.func
+    def primitive_of(I):
+        w = repaired_primitive(I)
+        W[I] = w
+        copy_to_ghosts(I, w)
+        return w
+
+    @ti.kernel
+    def primitives():
+        if ti.static(listing):
+            for k in range(idle.listed_runs(1)):
+                I, inside = idle.run(k, 1)
+                if inside:
+                    primitive_of(I)
+        else:
+            for I in ti.grouped(ti.ndrange(*cells)):
+                primitive_of(I)
+
+    def make_check_row(slot_of):
+        @ti.func
+        def check_row(J, scale: ti.template(), length: ti.template()):
+            """W of `length` cells along x from cell scale * J[0] (the other indices J's);
+            their largest rate, first bad cell and the model's globals' keys into slot
+            slot_of(J); skipping, the tile marked if one of them is not idle."""
+            rate = 0.0
+            bad = int64_max()
+            keys = ti.Vector([int64_min() for _ in ti.static(model_globals)] or [0], ti.i64)
+            holding = 0
+            for i in range(component(J, 0) * scale, ti.min(component(J, 0) * scale + length, cells[0])):
+                I = with_axis0(J, i, dim)
+                w = primitive_of(I)
+                rate = ti.max(rate, max_rate(w))
+                if not phys.admissible(w):
+                    bad = ti.min(bad, linear_index(I, cells))
+                for k in ti.static(range(len(model_globals))):
+                    keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
+                if ti.static(listing):
+                    if not phys.idle(U[I]):
+                        holding = 1
+            slot = slot_of(J)
+            ti.atomic_max(rate_slots[slot], ordered_bits(rate))
+            if bad != int64_max():  # rare
+                ti.atomic_min(bad_slots[slot], bad)
+            for k in ti.static(range(len(model_globals))):
+                ti.atomic_max(key_slots[slot][k], keys[k])
+            if ti.static(listing):
+                if holding != 0:
+                    idle.mark(J)
+
+        return check_row
+
+    check_chunk = make_check_row(lambda J: ti.cast(linear_index(J, chunk_shape) % slots, ti.i32))
+    check_tile_run = make_check_row(lambda J: ti.cast(linear_index(J, cells) % slots, ti.i32))
+    run = idle.run_length(CHECK_RUN) if listing else 0
+
+    @ti.kernel
+    def check_and_primitives(always: ti.i32):
+        """always = 0: only while the device clock runs (after a halted step U is unchanged,
+        and a cell that repair() cannot mend would be counted again)."""
+        checking = always != 0 or clock.counts[HALT] == RUNNING
+        if ti.static(listing):  # (the check marks the tiles holding a non-idle cell)
+            if checking:
+                idle.checking()
+            for k in range(idle.listed_runs(run)):
+                if not checking:
+                    continue
+                I0, inside = idle.run(k, run)
+                if inside:
+                    check_tile_run(I0, 1, run)
+        else:
+            for chunk_index in ti.grouped(ti.ndrange(*chunks)):
+                if not checking:
+                    continue
+                check_chunk(chunk_index, chunk, chunk)
+
+    return primitives, check_and_primitives
 
 
 def _max_rate_func(phys, dx):
@@ -243,7 +299,7 @@ class _BlockKernels:
         self._set_keys(keys)
 
 
-def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals):
+def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals, idle):
     """merge_into (the check's slots, as finish_step merges them, without planning, written
     into an array: numpy, or a torch CUDA tensor that stays on the device), finish (set the values reduced over
     the blocks, publish the globals, plan) and set_keys (after a host check). The values are
@@ -285,6 +341,8 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
             publish_globals()
         clock.finish(ordered_value(max_rate_key[None]), -values[2], int64_max())
         bad_cell[None] = int64_max()
+        if ti.static(idle.enabled):
+            idle.spread_tiles()
 
     @ti.kernel
     def set_keys(keys: ti.types.ndarray(dtype=ti.i64, ndim=1)):

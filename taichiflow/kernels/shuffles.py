@@ -2,7 +2,9 @@
 that axis, each lane solving the face below its cell and taking the flux of the face above
 from the next lane. Either in a sweep of its own (the plan's LastAxis.SHUFFLE_SWEEP) or inside
 the walk along x, which then solves both (LastAxis.SHUFFLE_IN_WALK). A thread's lane is its
-loop index mod 32; the thread layouts are the plan's (KernelPlan.shuffle_*_layout).
+loop index mod 32; the thread layouts are the plan's (KernelPlan.shuffle_*_layout). Skipping
+idle tiles (kernels/idle.py), a warp skips where none of its lanes has an active cell: a lane of
+a working warp in an idle tile computes, and its cells come out as they went in.
 """
 import taichi as ti
 
@@ -41,6 +43,13 @@ def _shuffle_f64(x, up: ti.template()):
     return ti.bit_cast((ti.cast(high, ti.i64) << 32) | ti.cast(ti.cast(low, ti.u32), ti.i64), ti.f64)
 
 
+@ti.func
+def _no_lane(busy):
+    """No lane of the warp is busy (a warp vote: every lane gets the same answer, so a warp
+    skips as a whole and its shuffles keep every lane)."""
+    return ti.simt.warp.any_nonzero(ti.u32(ALL_LANES), ti.cast(busy, ti.i32)) == 0
+
+
 def shuffled(vector, n: int, dtype, up: bool):
     """Every component of a vector of n values taken from the neighbouring lane."""
     move = _shuffle_f32 if dtype == ti.f32 else _shuffle_f64
@@ -76,8 +85,18 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
     prefetch, fallback, fallbacks, clock = plan.prefetch, plan.fallback, ctx.fallbacks, ctx.clock
     block_dim = plan.block_dim or None
     inv_dx = ctx.inv_dx
+    idle, skips = ctx.idle, plan.skip_idle
     faces, walk_step, flux_divergence, across_divergence, load_cell, update = walk_parts(ctx, axis, scheme, per_cell,
                                                                                          across, last)
+    # skipping idle tiles: the threads of the listed columns only, where segments tile the tiles
+    columns = idle.column_walk(row_shape, length, slots_per_row, stride, total_slots) if skips else None
+    listed = columns is not None
+    slot_of_listed = columns[1] if listed else None
+    n_counters = fallbacks.shape[0] if fallback else 1
+
+    def thread_count():
+        """The loop's bound (plain Python, inlined while compiling)."""
+        return idle.listed_columns_times(columns[0]) if listed else threads
 
     @ti.kernel
     def shuffle_walk(time_fraction: ti.f64, a: float, c0: float, c1: float, c2: float, stage_bits: ti.i32,
@@ -86,11 +105,13 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
         dt_dx = dt * inv_dx[axis]
         dt_dx_last = dt * inv_dx[last_axis]
         ti.loop_config(block_dim=block_dim)
-        for thread in range(threads):
+        for thread in range(thread_count()):
             if not running:  # the device clock has halted (kernels/clock.py)
                 continue
             lane = thread % WARP
             slot = (thread // WARP) * stride + lane
+            if ti.static(listed):
+                slot = slot_of_listed(thread)
             clamped = ti.min(slot, total_slots - 1)  # lanes past the end compute, write nothing
             f = clamped % slots_per_row - (lead_in - 1)  # this lane's face along the last axis: f - 1/2
             segment = index_in_rows(clamped // slots_per_row, row_shape, ti.min(ti.max(f, 0), n_last - 1))
@@ -101,6 +122,9 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
             owner = solver and f < n_last
             first = component(segment, axis) * length
             end = ti.min(first + length, n)
+            if ti.static(skips):  # (the warp's segments' tiles and their neighbours idle: nothing changes)
+                if _no_lane(idle.segment_active(segment, axis, first, end)):
+                    continue
             f_lo = ti.Vector.zero(dtype, n_flux)
             upper = ti.Vector.zero(dtype, n_primitive)
             replaced = 0
@@ -154,7 +178,10 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
                 f_lo = f_hi
             if ti.static(fallback):
                 if replaced != 0:
-                    fallbacks[thread // WARP] += replaced
+                    if ti.static(listed):  # (more warps than counters may run: they add atomically)
+                        fallbacks[(thread // WARP) % n_counters] += replaced
+                    else:
+                        fallbacks[thread // WARP] += replaced
 
     return shuffle_walk
 
@@ -172,6 +199,7 @@ def make_shuffle_sweep(ctx: SweepContext, scheme: FaceScheme, per_cell: bool):
     fallback, fallbacks, clock = plan.fallback, ctx.fallbacks, ctx.clock
     block_dim = plan.block_dim or None
     inv_dx = ctx.inv_dx
+    idle, skips = ctx.idle, plan.skip_idle
     flux_divergence = make_flux_divergence(ctx)
     load_cell, update = make_stage_update(ctx, True)
 
@@ -191,6 +219,9 @@ def make_shuffle_sweep(ctx: SweepContext, scheme: FaceScheme, per_cell: bool):
             row = clamped // slots_per_row
             row_start = index_in_rows(row, row_shape, 0)
             cell = with_axis(row_start, axis, ti.min(ti.max(f, 0), n - 1), dim)
+            if ti.static(skips):
+                if _no_lane(idle.cell_active(cell)):
+                    continue
             u, r_old, u0 = load_cell(cell, stage_bits, flags)  # first: their latency hides behind the flux
             f_lo, replaced_here = ti.Vector.zero(dtype, n_flux), 0
             if ti.static(per_cell):  # the cell above the face, its upper state to the next lane

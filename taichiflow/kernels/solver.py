@@ -98,7 +98,7 @@ class Solver:
         self.step_check = StepCheck(n_globals)
         self.clock = DeviceClock(self.dtype)  # t and dt of the sweeps (run_steps)
         self.fallback_counter = FallbackCounter(plan)
-        self.idle = IdleTiles(phys, self.cells, plan.idle_tile, plan.skip_idle, self.clock)
+        self.idle = IdleTiles(phys, self.cells, plan.idle_tile, plan.skip_idle, self.clock, boundaries.kinds)
         self.diagnostics = Diagnostics(phys)
         self._build(boundaries)
         if self._fill_inflow:  # constant ghost faces: filled once
@@ -122,9 +122,8 @@ class Solver:
         phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim
         copy_to_ghosts, self._fill_inflow = make_boundaries(phys, cells, plan.ghost, self.W, self.inflow,
                                                             boundaries.kinds)
-        skipping = self.idle.cell_active if plan.skip_idle else None
         self.step_check.build(phys, cells, self.dx, self.U, self.W, copy_to_ghosts, self.clock, self.global_keys,
-                              phys.globals_field, active=skipping)
+                              phys.globals_field, self.idle)
         n_conserved = phys.U.n
         ctx = SweepContext(phys=phys, plan=plan, dtype=self.dtype, cells=cells, dx=self.dx, lower=self.lower,
                            offset=self.offset,
@@ -171,7 +170,7 @@ class Solver:
         self.halo.exchange_ghosts(self.W)
         rate, bad = self.halo.reduce_check(self.step_check, rate, bad)
         if bad is None:  # (a failed step is restored and retried on the tiles it ran on)
-            self.idle.rebuild(self.U)
+            self.idle.rebuild()
         return rate, bad
 
     def step(self, dt: float, t: float, retry: bool = False):
@@ -188,8 +187,7 @@ class Solver:
             self._launch_stages()
             check.check_and_primitives(0)
             self.halo.exchange_ghosts(self.W)
-            self.halo.finish_step(check)
-            self.idle.rebuild(self.U)  # (not after a bad state: kernels/idle.py)
+            self.halo.finish_step(check)  # (and the idle tiles' rebuild: kernels/idle.py)
 
     def _launch_stages(self, retry: bool = False):
         sweeps = self._sweeps[1 if retry else 0]
