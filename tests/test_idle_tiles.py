@@ -13,6 +13,10 @@ RUNS = {  # case, overrides, end time
     # the left reservoir runs out across the periodic face into the dry right end: tile
     # neighbours wrap around there (300 cells, tiles of 10)
     "ritter_1d_periodic": ("dam_break_dry.toml", ["grid.cells=[300]", "run.idle_tile=10", "boundary.x='periodic'"], 6.0),
+    # 297 cells in tiles of 4: the last tile is 1 cell wide, and the water crossing the periodic
+    # face reaches the tile below it within a step (a reach of 4): both stay active
+    "ritter_1d_periodic_cut_tile": ("dam_break_dry.toml", ["grid.cells=[297]", "run.idle_tile=4",
+                                                           "boundary.x='periodic'"], 3.0),
     "thacker_2d_lsrk3": ("thacker_2d.toml", ["grid.cells=[64,64]", "scheme.integrator='lsrk3'",
                                              "run.idle_tile=6"], 1.2),
     "valley_2d": ("valley_dam_break.toml", ["grid.cells=[120,60]", "run.idle_tile=4"], 240.0),
@@ -84,3 +88,62 @@ def test_retried_steps_restore_and_repeat_the_same_tiles():
         states[skip] = (sim.solver.conserved_array().tobytes(), sim.step_count, sim.retries)
     assert states["true"] == states["false"]
     assert states["true"][2] > 0, "no step was retried: the test lost its point"
+
+
+def test_faces_that_may_bring_water_keep_their_tiles_active():
+    """A periodic axis the tiles divide wraps its tiles' neighbours; faces whose ghost cells copy
+    the inside (outflow, walls) keep nothing active; a constant inflow face, another rank's block
+    (kind "neighbour") and a periodic axis with a cut last tile keep their tiles active: along
+    an upper face with a cut last tile the two last (water crosses a narrow tile in a step)."""
+    from taichiflow.kernels.idle import _faces
+    wraps, frame = _faces([("periodic", "periodic"), ("periodic", "periodic"), ("inflow", "outflow")],
+                          (64, 60, 32), 16)
+    assert wraps == [True, False, False]
+    assert frame == [(0, 0), (1, 2), (1, 0)]
+    wraps, frame = _faces([("wall", "neighbour"), ("symmetry", "absorbing")], (64, 64), 16)
+    assert wraps == [False, False] and frame == [(0, 1), (0, 0)]
+
+
+@pytest.mark.parametrize("cells, tile, length, lead_in", [((100, 70), 16, 16, 2), ((100, 70), 16, 8, 1),
+                                                         ((37, 29, 45), 8, 8, 2), ((37, 29, 45), 8, 4, 2)])
+def test_the_shuffle_walk_over_listed_columns_solves_each_of_their_faces_once(cells, tile, length, lead_in):
+    """The thread-to-slot map of the warp-shuffle walk over the listed columns of tiles (CUDA
+    only, so the map is checked here alone): the lanes that solve a face (not the warp's lead-in
+    lanes nor its last, slots of faces f >= 0) cover each slot of every row of every listed
+    column exactly once, and no lane holds a slot outside them."""
+    import itertools
+    import taichi as ti
+    from taichiflow.kernels.idle import IdleTiles
+    from taichiflow.kernels.plan import WARP
+    ti.init(arch=ti.cpu)
+    idle = IdleTiles(None, cells, tile, True)  # (the rebuild needs a clock; nothing here launches it)
+    n_segments = (cells[0] + length - 1) // length
+    row_shape = (n_segments,) + tuple(cells[1:-1])
+    slots_per_row, stride = cells[-1] + lead_in, WARP - lead_in
+    total = int(np.prod(row_shape)) * slots_per_row
+    per_column, slot_of = idle.column_walk(row_shape, length, slots_per_row, stride, total)
+    n_columns = int(np.prod(idle.columns))
+    chosen = np.sort(np.random.default_rng(1).choice(n_columns, size=n_columns // 3, replace=False)).astype(np.int32)
+    idle.listed_columns.from_numpy(np.concatenate([chosen, np.zeros(n_columns - len(chosen), np.int32)]))
+    idle.column_count[None] = len(chosen)
+    slots = ti.field(ti.i64, shape=len(chosen) * per_column)
+
+    @ti.kernel
+    def walk():
+        for k in range(idle.listed_columns_times(per_column)):
+            slots[k] = slot_of(k)
+
+    walk()
+    got = slots.to_numpy()
+    lane = np.arange(len(got)) % WARP
+    solving = (got < total) & (lane >= lead_in - 1) & (lane < WARP - 1) & (got % slots_per_row >= lead_in - 1)
+    expected = set()
+    for column in chosen:
+        C = np.unravel_index(column, idle.columns)
+        spans = [range(C[0] * (tile // length), min((C[0] + 1) * (tile // length), n_segments))]
+        spans += [range(C[a] * tile, min((C[a] + 1) * tile, cells[a])) for a in range(1, len(cells) - 1)]
+        for row in itertools.product(*spans):
+            first = int(np.ravel_multi_index(row, row_shape)) * slots_per_row
+            expected.update(range(first, first + slots_per_row))
+    assert set(got[got < total].tolist()) <= expected
+    assert sorted(got[solving].tolist()) == sorted(s for s in expected if s % slots_per_row >= lead_in - 1)

@@ -245,10 +245,10 @@ class IdleTiles:
                     marked = stamp[None] - 1
                     holding = 0
                     for d in ti.static(range(dim)):  # faces that may bring water: always active
-                        if ti.static(frame[d][0]):
-                            holding = holding | (T[d] == 0)
-                        if ti.static(frame[d][1]):
-                            holding = holding | (T[d] == tiles[d] - 1)
+                        if ti.static(frame[d][0] > 0):
+                            holding = holding | (T[d] < frame[d][0])
+                        if ti.static(frame[d][1] > 0):
+                            holding = holding | (T[d] >= tiles[d] - frame[d][1])
                     for k in ti.static(range(len(neighbours))):
                         N = T + ti.Vector(list(neighbours[k]))
                         inside = 1
@@ -303,17 +303,20 @@ class IdleTiles:
 
 
 def _faces(kinds, cells, tile: int):
-    """(per axis whether its tile neighbours wrap around, per axis (lower, upper) whether that
-    face's tiles are always active). A periodic axis of one block wraps where the tiles divide
-    it (a cut last tile is narrower than a step's reach); copied faces (outflow, walls) bring
-    only what is inside; every other face (a constant state, another block) may bring water."""
+    """(per axis whether its tile neighbours wrap around, per axis (lower, upper) how many
+    tiles along that face are always active). A periodic axis of one block wraps where the
+    tiles divide it; copied faces (outflow, walls) bring only what is inside; every other face
+    (a constant state, another block, a periodic face with a cut last tile) may bring water,
+    which a step carries up to a tile's width inside: one tile along a lower face, and along an
+    upper face two where the last tile is cut (narrower than a step's reach, possibly)."""
     if kinds is None:
-        return [False] * len(cells), [(True, True)] * len(cells)
+        kinds = [("inflow", "inflow")] * len(cells)
     wraps, frame = [], []
     for (lower, upper), n in zip(kinds, cells):
         wrap = lower == upper == "periodic" and n % tile == 0
         wraps.append(wrap)
-        frame.append(tuple(not wrap and (kind == "periodic" or kind not in GHOST_COPIES) for kind in (lower, upper)))
+        brings = [not wrap and (kind == "periodic" or kind not in GHOST_COPIES) for kind in (lower, upper)]
+        frame.append((int(brings[0]), (2 if n % tile else 1) if brings[1] else 0))
     return wraps, frame
 
 
