@@ -23,10 +23,12 @@ RUNS = {  # case, overrides, end time
 }
 
 
-def run(name, skip):
+def run(name, skip, arch="cpu"):
+    """On CUDA in f32: its plan walks through warp shuffles, whose warps skip by a vote and
+    walk the listed columns of tiles only."""
     case_name, overrides, end = RUNS[name]
     case = load_case(CASES / case_name, [*overrides, f"run.skip_idle={str(skip).lower()}"])
-    sim = simulate(case, until=0.0)
+    sim = simulate(case, arch, "f32" if arch == "cuda" else "f64", until=0.0)
     shares = []
 
     def watch(s):
@@ -50,11 +52,11 @@ def covered_every_busy_cell(solver):
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_skipping_idle_tiles_changes_nothing(name):
+def test_skipping_idle_tiles_changes_nothing(name, arch):
     """The same state and step count, bit for bit, with and without skipping; the skipping run
     really skipped (fewer active tiles than all) and covered every wet cell after every step."""
-    skipped, skipped_steps, skipping, shares = run(name, True)
-    full, full_steps, not_skipping, _ = run(name, False)
+    skipped, skipped_steps, skipping, shares = run(name, True, arch)
+    full, full_steps, not_skipping, _ = run(name, False, arch)
     assert skipped_steps == full_steps > 20
     assert skipped == full
     assert min(shares) < 0.8 and max(shares) <= 1.0
@@ -75,7 +77,7 @@ def test_refused_combinations():
             simulate(load_case(CASES / case_name, overrides), until=0.0)
 
 
-def test_retried_steps_restore_and_repeat_the_same_tiles():
+def test_retried_steps_restore_and_repeat_the_same_tiles(arch):
     """WENO5 drives the shores of the emerged bump negative, the retry with PLM mends each such
     step: the restore and the retry run on the failed step's tiles, and the result is the
     no-skipping run's, bit for bit."""
@@ -84,7 +86,7 @@ def test_retried_steps_restore_and_repeat_the_same_tiles():
         case = load_case(CASES / "dam_break_dry.toml",
                          ["grid.cells=[200]", "scheme.reconstruction='weno5'", "scheme.retry={reconstruction='plm'}",
                           "run.idle_tile=9", f"run.skip_idle={skip}"])
-        sim = simulate(case, until=2.0)
+        sim = simulate(case, arch, until=2.0)  # (1D: walked on CUDA too)
         states[skip] = (sim.solver.conserved_array().tobytes(), sim.step_count, sim.retries)
     assert states["true"] == states["false"]
     assert states["true"][2] > 0, "no step was retried: the test lost its point"
