@@ -10,15 +10,17 @@ of a front included; PLM with SSP-RK2: 4); the plan asks for tiles at least that
 cell that can change in the step lies in an active tile. Across a periodic face whose axis the
 tiles divide, the neighbours wrap around; the tiles along the other faces through which water
 may come in (an inflow face, the block of another MPI rank, a periodic face with a cut last
-tile) are always active; walls and copied faces bring nothing that is not inside. The sweeps skip their segments in tiles that are not
-active, the primitives and the check skip those cells (their W and rate stay valid: U did not
-change), and restoring the last good state skips them (their U0 is not written). Results are
-bit for bit those of a run without skipping (tests/test_idle_tiles.py).
+tile) are always active (two deep along an upper face whose last tile is cut); walls and
+copied faces bring nothing that is not inside. The sweeps skip their segments in tiles that
+are not active, the primitives and the check skip those cells (their W and rate stay valid: U
+did not change), and restoring the last good state skips them (their U0 is not written).
+Results are bit for bit those of a run without skipping (tests/test_idle_tiles.py).
 
 The active set is rebuilt after each step's check, from the new state, on the device: the check
-(kernels/reductions.py) clears and marks the active tiles that hold a non-idle cell (it reads
-every active cell's U anyway), then `spread` makes the tiles that hold one and their neighbours
-active and lists them. It does nothing after a failed step: a retry repeats the step on the
+(kernels/reductions.py) stamps the active tiles that hold a non-idle cell with the number of
+the coming rebuild (it reads every active cell's U anyway; older stamps are stale, so nothing
+is cleared), then `spread_tiles`, in the kernel that ends the step, makes the tiles that hold
+one and their neighbours active and lists them and their columns. It does nothing after a failed step: a retry repeats the step on the
 same tiles, and restores the same. The per-cell passes loop over that list (the primitives a
 thread per cell, the check a thread per short run along x), so a dry tile costs them nothing; the
 sweeps test a segment's tiles (a whole warp together where the last axis goes through

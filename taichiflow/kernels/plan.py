@@ -284,9 +284,9 @@ def skips_idle(run: dict, idle_model: bool, segments, reach: int) -> bool:
     """[run] skip_idle resolved: auto skips where the model declares idle(). Skipping walks
     segments no longer than a tile (a walk then touches one tile or two): the default segments
     are cut to a tile, longer ones asked for in [run] segment are refused. (Through warp
-    shuffles a warp skips only where none of its lanes' segments is active.) A step carries values at most `reach` cells (the
-    stencil's reach per stage times the stages): the neighbour tiles that are active around a
-    busy one must be at least that wide."""
+    shuffles a warp skips only where none of its lanes' segments is active.) A step carries
+    values at most `reach` cells (the stencil's reach per stage times the stages): the
+    neighbour tiles that are active around a busy one must be at least that wide."""
     skip = run.get("skip_idle", "auto")
     if skip is True and not idle_model:
         raise ValueError("[run] skip_idle = true needs a model that declares idle() (which cells a step "
