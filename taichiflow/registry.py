@@ -127,10 +127,13 @@ class RiemannSolverEntry:
 
 @dataclass(frozen=True)
 class IntegratorEntry:
-    """`stages`: the tuple of numerics.integrators.Stage that drives the stage update."""
+    """`stages`: the tuple of numerics.integrators.Stage that drives the stage update.
+    `ssp`: strong-stability preserving (each stage a convex combination of forward Euler
+    steps), so it keeps the positivity a forward Euler step keeps; the failure advice reads it."""
     name: str
     stages: Target
     doc: str = ""
+    ssp: bool = False
 
     def load(self) -> tuple:
         return tuple(resolve(self.stages))
@@ -322,9 +325,9 @@ riemann_solvers = Catalogue("Riemann solver", [
 
 integrators = Catalogue("integrator", [
     IntegratorEntry("lsrk3", _INTEGRATORS + "LSRK3", doc="Williamson (1980) low-storage RK3"),
-    IntegratorEntry("ssprk2", _INTEGRATORS + "SSPRK2", doc="strong-stability-preserving RK2"),
-    IntegratorEntry("ssprk3", _INTEGRATORS + "SSPRK3", doc="Shu & Osher (1988) SSP RK3"),
-    IntegratorEntry("euler", _INTEGRATORS + "EULER", doc="forward Euler (one stage)"),
+    IntegratorEntry("ssprk2", _INTEGRATORS + "SSPRK2", doc="strong-stability-preserving RK2", ssp=True),
+    IntegratorEntry("ssprk3", _INTEGRATORS + "SSPRK3", doc="Shu & Osher (1988) SSP RK3", ssp=True),
+    IntegratorEntry("euler", _INTEGRATORS + "EULER", doc="forward Euler (one stage)", ssp=True),
     IntegratorEntry("lsrk4", _INTEGRATORS + "LSRK4",
                     doc="Carpenter & Kennedy (1994) low-storage RK4, five stages: does not cap a "
                         "fifth-order space discretisation at third order"),

@@ -17,8 +17,12 @@ RUNS = {  # case, overrides, end time
     # face reaches the tile below it within a step (a reach of 4): both stay active
     "ritter_1d_periodic_cut_tile": ("dam_break_dry.toml", ["grid.cells=[297]", "run.idle_tile=4",
                                                            "boundary.x='periodic'"], 3.0),
-    "thacker_2d_lsrk3": ("thacker_2d.toml", ["grid.cells=[64,64]", "scheme.integrator='lsrk3'",
-                                             "run.idle_tile=6"], 1.2),
+    # three stages, a reach of 6: an SSP integrator, since lsrk3 drives a thin shore negative
+    # there in f32 (not strong-stability preserving); its two registers are skipped in 1D
+    "thacker_2d_ssprk3": ("thacker_2d.toml", ["grid.cells=[64,64]", "scheme.integrator='ssprk3'",
+                                              "run.idle_tile=6"], 1.2),
+    "ritter_1d_lsrk3": ("dam_break_dry.toml", ["grid.cells=[300]", "scheme.integrator='lsrk3'",
+                                               "run.idle_tile=8"], 6.0),
     "valley_2d": ("valley_dam_break.toml", ["grid.cells=[120,60]", "run.idle_tile=4"], 240.0),
 }
 

@@ -118,3 +118,5 @@ def test_the_advice_never_recommends_the_scheme_that_failed():
     assert "limiter = 'minmod'" in advice(plm_hllc, None) and "riemann = 'hll'" in advice(plm_hllc, None)
     robust = {**weno_hll, "reconstruction": "plm", "limiter": "minmod", "riemann": "rusanov"}
     assert "diffusive" not in advice(robust, None) and "cfl (now 0.4)" in advice(robust, None)
+    assert "integrator = 'ssprk3'; 'lsrk3' may break" in advice({**robust, "integrator": "lsrk3"}, None)
+    assert "integrator" not in advice({**robust, "integrator": "ssprk2"}, None)

@@ -48,6 +48,10 @@ def advice(scheme: dict, out_dir) -> str:
         tips += [f"another [scheme] {key} (now {scheme.get(key, default):g})" for key, default in method.options]
     elif _more_diffusive(scheme):
         tips.append("a more diffusive scheme ([scheme] " + ", ".join(_more_diffusive(scheme)) + ")")
+    integrator = scheme.get("integrator")
+    if integrator and not registry.integrators.get(integrator).ssp:
+        tips.append(f"a strong-stability-preserving integrator ([scheme] integrator = 'ssprk3'; '{integrator}' "
+                    "may break in a stage the positivity that a forward Euler step keeps)")
     text = "Try " + ", or ".join(tips) + "."
     saved = sorted(out_dir.glob(checkpoint.PATTERN)) if out_dir else []
     if saved:
