@@ -112,10 +112,13 @@ def splitting_speeds(W, gamma, ch):
 @model.riemann_solver("hlld", doc="HLLD (Miyoshi & Kusano 2005): resolves the Alfven, slow and contact waves")
 def hlld(WL, WR, gamma, ch):
     """Five-wave HLLD flux of Miyoshi & Kusano (2005, J. Comput. Phys. 208, 315). B_n is one
-    value on both sides (glm_face_states), psi too, so their fluxes are the GLM ones."""
+    value on both sides (glm_face_states), psi too, so their fluxes are the GLM ones.
+
+    The contact speed sM comes first, from scalars alone; it says which side's states the face
+    lies among, and only that side's flux, energies and conserved state are formed. The flux is
+    F + s (U* - U) + s* (U** - U*), each term kept only where its wave has crossed the face: the
+    same values as the six-way choice of the paper, without branches."""
     bn = 0.5 * (WL.B[0] + WR.B[0])
-    UL, UR = to_conserved(WL, gamma), to_conserved(WR, gamma)
-    FL, FR = _flat(flux(WL, UL, ch)), _flat(flux(WR, UR, ch))
     cf = ti.max(fast_speed(WL, gamma, 0), fast_speed(WR, gamma, 0))
     uL, uR = WL.vel[0], WR.vel[0]
     sL = ti.min(uL, uR) - cf
@@ -127,42 +130,40 @@ def hlld(WL, WR, gamma, ch):
     inv_m = 1.0 / (mR - mL)
     sM = (mR * uR - mL * uL - ptR + ptL) * inv_m
     pt_star = (mR * ptL - mL * ptR + mL * mR * (uR - uL)) * inv_m
-    rhoL, velL, BL, EL = _star_state(WL, UL, sL, sM, pt_star, bn)
-    rhoR, velR, BR, ER = _star_state(WR, UR, sR, sM, pt_star, bn)
+    left = sM >= 0.0
+    W = model.W(rho=ti.select(left, WL.rho, WR.rho), vel=ti.select(left, WL.vel, WR.vel),
+                p=ti.select(left, WL.p, WR.p), B=ti.select(left, WL.B, WR.B),
+                psi=ti.select(left, WL.psi, WR.psi))
+    s = ti.select(left, sL, sR)
+    U = to_conserved(W, gamma)
+    rhoL, velL, BL = _star_state(WL, sL, sM, bn)
+    rhoR, velR, BR = _star_state(WR, sR, sM, bn)
+    rho, vel, B = ti.select(left, rhoL, rhoR), ti.select(left, velL, velR), ti.select(left, BL, BR)
+    E = ((s - W.vel[0]) * U.E - ti.select(left, ptL, ptR) * W.vel[0] + pt_star * sM
+         + bn * (W.vel.dot(W.B) - vel.dot(B))) / (s - sM)
     sqrtL, sqrtR = ti.sqrt(rhoL), ti.sqrt(rhoR)
-    sLs = sM - ti.abs(bn) / sqrtL   # the Alfven waves
-    sRs = sM + ti.abs(bn) / sqrtR
     sign = ti.select(bn >= 0.0, 1.0, -1.0)
     inv_sum = 1.0 / (sqrtL + sqrtR)
     v2 = (sqrtL * velL + sqrtR * velR + sign * (BR - BL)) * inv_sum
     B2 = (sqrtL * BR + sqrtR * BL + sign * sqrtL * sqrtR * (velR - velL)) * inv_sum
     v2 = ti.Vector([sM, v2[1], v2[2]])
     B2 = ti.Vector([bn, B2[1], B2[2]])
-    vB2 = v2.dot(B2)
-    E2L = EL - sign * sqrtL * (velL.dot(BL) - vB2)
-    E2R = ER + sign * sqrtR * (velR.dot(BR) - vB2)
-    result = FL
-    if sL >= 0.0:
-        result = FL
-    elif sLs >= 0.0:
-        result = FL + sL * (_pack(rhoL, velL, EL, BL, UL.psi) - _flat(UL))
-    elif sM >= 0.0:
-        star = _pack(rhoL, velL, EL, BL, UL.psi)
-        result = FL + sL * (star - _flat(UL)) + sLs * (_pack(rhoL, v2, E2L, B2, UL.psi) - star)
-    elif sRs >= 0.0:
-        star = _pack(rhoR, velR, ER, BR, UR.psi)
-        result = FR + sR * (star - _flat(UR)) + sRs * (_pack(rhoR, v2, E2R, B2, UR.psi) - star)
-    elif sR >= 0.0:
-        result = FR + sR * (_pack(rhoR, velR, ER, BR, UR.psi) - _flat(UR))
-    else:
-        result = FR
+    sqrt_side = ti.select(left, sqrtL, sqrtR)
+    s_alfven = sM + ti.select(left, -1.0, 1.0) * ti.abs(bn) / sqrt_side
+    E2 = E + ti.select(left, -1.0, 1.0) * sign * sqrt_side * (vel.dot(B) - v2.dot(B2))
+    outer_crossed = ti.select(left, sL < 0.0, sR >= 0.0)
+    alfven_crossed = outer_crossed & ti.select(left, s_alfven < 0.0, s_alfven >= 0.0)
+    star = _pack(rho, vel, E, B, W.psi)
+    result = _flat(flux(W, U, ch))
+    result += ti.select(outer_crossed, s * (star - _flat(U)), 0.0)
+    result += ti.select(alfven_crossed, s_alfven * (_pack(rho, v2, E2, B2, W.psi) - star), 0.0)
     return model.U(rho=result[0], mom=ti.Vector([result[1], result[2], result[3]]), E=result[4],
                    B=ti.Vector([result[5], result[6], result[7]]), psi=result[8])
 
 
 @ti.func
-def _star_state(W, U, s, sM, pt_star, bn):
-    """(rho, v, B, E) behind the outer (fast) wave s (Miyoshi & Kusano eqs. 43-48); where that
+def _star_state(W, s, sM, bn):
+    """(rho, v, B) behind the outer (fast) wave s (Miyoshi & Kusano eqs. 43-47); where that
     wave and the Alfven wave coincide (denominator ~ 0) v and B across stay as they were."""
     u = W.vel[0]
     rho = W.rho * (s - u) / (s - sM)
@@ -176,9 +177,7 @@ def _star_state(W, U, s, sM, pt_star, bn):
         B = W.B * (W.rho * (s - u) * (s - u) - bn * bn) * inv
     vel = ti.Vector([sM, vel[1], vel[2]])
     B = ti.Vector([bn, B[1], B[2]])
-    pt = W.p + 0.5 * W.B.dot(W.B)
-    E = ((s - u) * U.E - pt * u + pt_star * sM + bn * (W.vel.dot(W.B) - vel.dot(B))) / (s - sM)
-    return rho, vel, B, E
+    return rho, vel, B
 
 
 @ti.func
