@@ -381,10 +381,15 @@ class FallbackCounter:
         """Face states replaced since the last call."""
         if not self.enabled:
             return 0
-        self.fallback_total[None] = 0
         self._sum()
         self.fallbacks.fill(0)
-        return int(self.fallback_total[None])
+        taken = int(self.fallback_total[None])
+        self.fallback_total[None] = 0  # (zero between takes: kernels/diagnostic_rows.py sums into it too)
+        return taken
+
+    def sum_into_total(self):
+        """Add the counters into fallback_total (zero before), without reading it back."""
+        self._sum()
 
     def resident_bytes(self) -> int:
         return int(np.prod(self.fallbacks.shape)) * 4
@@ -429,28 +434,49 @@ class Diagnostics:
         self.cell_count = int(np.prod(cells))
         self._reduce, self._combine = _diagnostics_kernels(self, cells, U, W, dx)
 
+    def launch_reduction(self):
+        """Reduce the cells into totals, w_min, w_max, reduced_keys and reduced_sums, without
+        reading them back (kernels/diagnostic_rows.py records them on the device)."""
+        self._reduce()
+        self._combine()
+
     def reduce(self, volume: float, blocks=None):
         """(f64 totals of U times the cell volume, min of W, max of W, {column: reduced field}),
         over every block of a decomposed grid (`blocks`: its halo, kernels/halo.py)."""
-        self._reduce()
-        self._combine()
+        self.launch_reduction()
+        raw = {"totals": self.totals.to_numpy()[None], "low": self.w_min.to_numpy()[None],
+               "high": self.w_max.to_numpy()[None], "keys": self.reduced_keys.to_numpy()[None],
+               "sums": self.reduced_sums.to_numpy()[None]}
+        return self.finish(raw, volume, blocks)[0]
+
+    def finish(self, raw: dict, volume: float, blocks=None) -> list:
+        """Rows of reduced values as `reduce` returns them, from what the kernels left for each
+        row (arrays with a leading row axis: totals, low, high, keys, sums), over every block."""
         combine = blocks.combine if blocks is not None else (lambda values, how: values)
-        keys, sums = self.reduced_keys.to_numpy(), combine(self.reduced_sums.to_numpy(), "sum")
+        keys, sums = np.array(raw["keys"]), combine(raw["sums"], "sum")
         for r, (_, how) in enumerate(self.reduced):
             if how in ("max", "min"):
-                keys[r] = combine(keys[r:r + 1], how)[0]
+                keys[:, r] = combine(np.ascontiguousarray(keys[:, r]), how)
         keys = from_ordered_bits(keys)
         count = combine(np.array([self.cell_count], dtype=np.int64), "sum")[0]
-        finish = {"sum": lambda r: sums[r] * volume, "rms": lambda r: np.sqrt(sums[r] / count)}
-        derived = {f"{how}_{name}": float(finish[how](r) if how in finish else keys[r])
-                   for r, (name, how) in enumerate(self.reduced)}
-        return (combine(self.totals.to_numpy(), "sum") * volume,
-                from_ordered_bits(combine(self.w_min.to_numpy(), "min")),
-                from_ordered_bits(combine(self.w_max.to_numpy(), "max")), derived)
+        totals = combine(raw["totals"], "sum") * volume
+        low, high = from_ordered_bits(combine(raw["low"], "min")), from_ordered_bits(combine(raw["high"], "max"))
+        rows = []
+        for row in range(len(totals)):
+            finish = {"sum": lambda r: sums[row, r] * volume, "rms": lambda r: np.sqrt(sums[row, r] / count)}
+            derived = {f"{how}_{name}": float(finish[how](r) if how in finish else keys[row, r])
+                       for r, (name, how) in enumerate(self.reduced)}
+            rows.append((totals[row], low[row], high[row], derived))
+        return rows
 
     def values(self, volume: float, blocks=None) -> list:
         """One diagnostics row's reduced values, in the order of `columns`."""
-        totals, w_min, w_max, derived = self.reduce(volume, blocks)
+        return self.as_values(self.reduce(volume, blocks))
+
+    @staticmethod
+    def as_values(reduced) -> list:
+        """(totals, w_min, w_max, derived) as a row's values, in the order of `columns`."""
+        totals, w_min, w_max, derived = reduced
         row = [float(x) for x in totals]
         for lo, hi in zip(w_min, w_max):
             row += [float(lo), float(hi)]

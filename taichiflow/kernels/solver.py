@@ -26,6 +26,7 @@ from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME, methods
 from ..numerics.variables import make_variables
 from .boundaries import make_boundaries
 from .clock import DeviceClock
+from .diagnostic_rows import DeviceRows
 from .faces import FaceScheme, Stencil, SweepContext
 from .halo import SingleBlock
 from .idle import IdleTiles
@@ -100,6 +101,7 @@ class Solver:
         self.fallback_counter = FallbackCounter(plan)
         self.idle = IdleTiles(phys, self.cells, plan.idle_tile, plan.skip_idle, self.clock, boundaries.kinds)
         self.diagnostics = Diagnostics(phys)
+        self._device_rows = None
         self._build(boundaries)
         if self._fill_inflow:  # constant ghost faces: filled once
             self._fill_inflow()
@@ -179,15 +181,27 @@ class Solver:
         self.clock.set(t, dt)
         self._launch_stages(retry)
 
-    def run_steps(self, count: int):
+    def run_steps(self, count: int, rows_every: int = 0, steps_before: int = 0):
         """Up to `count` steps with the time step on the device (kernels/clock.py), each
-        checked, without a read back: after clock.start, or after the last of these."""
+        checked, without a read back: after clock.start, or after the last of these. With
+        rows_every, a diagnostics row is recorded on the device (device_rows) after each step
+        whose number is a multiple of it, counting from steps_before, the clock's steps now."""
         check = self.step_check
-        for _ in range(count):
+        for k in range(count):
             self._launch_stages()
             check.check_and_primitives(0)
             self.halo.exchange_ghosts(self.W)
             self.halo.finish_step(check)  # (and the idle tiles' rebuild: kernels/idle.py)
+            if rows_every and (steps_before + k + 1) % rows_every == 0:
+                self.device_rows().launch(rows_every)
+
+    def device_rows(self) -> DeviceRows:
+        """The diagnostics rows recorded on the device (created at the first call: its fields
+        come after every other, so no kernel built before changes)."""
+        if self._device_rows is None:
+            self._device_rows = DeviceRows(self.diagnostics, self.clock, self.fallback_counter, self.step_check,
+                                           self.idle)
+        return self._device_rows
 
     def _launch_stages(self, retry: bool = False):
         sweeps = self._sweeps[1 if retry else 0]

@@ -11,6 +11,7 @@ from .. import case as case_mod
 from ..errors import RunInterrupted, SimulationError
 from ..io import DiagnosticsCSV
 from ..kernels import clock as device_clock
+from ..kernels.diagnostic_rows import ROWS
 from ..parallel.comm import on_root, world
 from .build import build
 from .failure import advice, bad_cell_message
@@ -23,6 +24,7 @@ from .stopping import RunStopped, StopFlag, output_times
 # Steps run between two read backs of the device clock (a synchronisation each) when nothing
 # needs the state in between; a bad step halts the clock, so the rest of a batch does nothing.
 STEPS_PER_READ_BACK = 16
+assert STEPS_PER_READ_BACK <= ROWS  # (the device holds a batch's rows)
 
 
 class NoRows:
@@ -73,13 +75,15 @@ class Simulation:
     def retries(self) -> int:
         return self.outputs.retries
 
-    def advance(self, t_target: float, max_steps: int = 0, on_step=None, every: int = 1):
+    def advance(self, t_target: float, max_steps: int = 0, on_step=None, every: int = 1, recording: bool = False):
         """Integrate until t_target (or max_steps). Every new state is checked before it
         counts: a bad one is redone with the [scheme] retry fluxes if the case has them, and
         stops the run (with the last good state written) if it is still bad. The device keeps
         the time step (kernels/clock.py) and the host reads it back once per batch of up to
         STEPS_PER_READ_BACK steps; on_step(self) runs after each batch, whose ends fall on the
-        multiples of `every` steps (1: after each step)."""
+        multiples of `every` steps (1: after each step). `recording`: instead, the device
+        records a diagnostics row every `every` steps (kernels/diagnostic_rows.py) and the
+        batches run whole."""
         solver = self.solver
         rate, bad = solver.check_state()
         if bad is not None:
@@ -88,11 +92,11 @@ class Simulation:
         first = True
         while True:
             left = max_steps - self.step_count if max_steps else STEPS_PER_READ_BACK
-            to_call = every - self.step_count % every if on_step else STEPS_PER_READ_BACK
+            to_call = every - self.step_count % every if on_step and not recording else STEPS_PER_READ_BACK
             # with a callback the first step goes alone: its time is the compile time (run's first_step_s)
             batch = 1 if on_step and first else max(1, min(STEPS_PER_READ_BACK, left, to_call))
             first, before = False, self.step_count
-            solver.run_steps(batch)
+            solver.run_steps(batch, every if recording else 0, self.step_count)
             reading = solver.clock.read()
             self.t, self.step_count, self.last_dt = reading.t, reading.steps, reading.last_dt
             if reading.halt == device_clock.BAD_STATE:
@@ -108,6 +112,7 @@ class Simulation:
         """The last step left a bad cell: redo it with the [scheme] retry fluxes (from the
         state before it, U0) and hand the loop back to the device, or stop."""
         solver = self.solver
+        self.outputs.collect_recorded()  # (the rows of the batch's steps before this one)
         if not self.plan.has_retry:
             self._fail(reading.bad)
         solver.restore_last_good()
@@ -160,6 +165,7 @@ class Simulation:
         return advice(self.case["scheme"], self.out_dir)
 
     def _fail_dt(self, dt, rate):
+        self.outputs.collect_recorded()
         raise SimulationError(f"time step collapsed at step {self.step_count} (t = {self.t:.9g}): dt = {dt!r} "
                               f"from a maximum signal speed / dx of {rate!r}")
 
@@ -207,7 +213,7 @@ class Simulation:
                 csv.write(self.diagnostics_row())
                 self.write_snapshot()
             watchers = [DiagnosticsRows(csv, every), ProgressBar(bar),
-                        Checkpoints(csv, output["checkpoint_interval"], output["checkpoint_wall"]),
+                        Checkpoints(csv, output["checkpoint_interval"], output["checkpoint_wall"], self.t),
                         *observers, StopRequests(stop)]
 
             def after_batch(sim):
@@ -217,6 +223,7 @@ class Simulation:
                     watcher.after_batch(sim)
 
             try:
+                self.outputs.recording = True
                 self._integrate(after_batch, every)
             except RunStopped as stopped:
                 csv.flush()
@@ -225,6 +232,8 @@ class Simulation:
                 raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}); "
                                      f"continue with --restart {saved}") from None
             except SimulationError:
+                for row in self.outputs.take_queued():  # (the steps before the failure)
+                    csv.write(row)
                 csv.flush()
                 raise
             stats["wall_s"] = wallclock.perf_counter() - start
@@ -261,7 +270,7 @@ class Simulation:
         targets = [t for t in output_times(self.end_time, self.case["output"]["interval"])
                    if t > self.outputs.last_snapshot_time]
         for target in targets:
-            self.advance(target, max_steps, after_batch, every)
+            self.advance(target, max_steps, after_batch, every, recording=self.outputs.recording)
             if max_steps and self.step_count >= max_steps:
                 break
             if target < self.end_time:

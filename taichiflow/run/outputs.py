@@ -12,6 +12,8 @@ import math
 import time as wallclock
 from pathlib import Path
 
+import numpy as np
+
 from ..io import PvdSeries, array_spec, write_pvti, write_vti
 from .stopping import RunStopped, checkpoint_due
 
@@ -27,6 +29,8 @@ class Outputs:
         self.retries = 0                  # steps redone with the [scheme] retry fluxes, since the last row
         self.series = None
         self._listeners = []
+        self.recording = False            # rows recorded on the device (Simulation.run)
+        self.queued = []                  # rows read from the device, not yet written
 
     def on_snapshot(self, listener) -> None:
         """Call listener(t, path) after each snapshot is written."""
@@ -97,17 +101,51 @@ class Outputs:
         return cols
 
     def diagnostics_row(self) -> list:
+        """The current state's row, reduced and read back now."""
         sim, solver = self.sim, self.sim.solver
-        fallbacks = solver.take_fallback_count() + self.pending_fallbacks
-        self.pending_fallbacks = 0
-        row = [sim.t, sim.step_count, sim.last_dt, fallbacks, self.retries, solver.take_repair_count()]
-        self.retries = 0
-        row += solver.diagnostic_values()
+        fallbacks = solver.take_fallback_count()
+        repairs = solver.take_repair_count()
+        values = solver.diagnostic_values()
+        active = solver.halo.combine(solver.idle.active_counts(), "sum") if solver.plan.skip_idle else None
+        if self.recording:  # (the device must not record this step again: a retried step at an output time)
+            solver.device_rows().forget_before(sim.step_count)
+        return self._row(sim.t, sim.step_count, sim.last_dt, fallbacks, repairs, values, active)
+
+    def collect_recorded(self) -> None:
+        """Read the rows the device recorded into the queue (before a retry changes the counts)."""
+        if self.recording:
+            self.queued += self.recorded_rows()
+
+    def take_queued(self) -> list:
+        rows, self.queued = self.queued, []
+        return rows
+
+    def recorded_rows(self) -> list:
+        """The rows the device recorded since the last call (kernels/diagnostic_rows.py), in
+        order; every rank takes them together."""
+        solver = self.sim.solver
+        taken = solver.device_rows().take()
+        if not len(taken["step"]):  # (the same on every rank: the steps are the grid's)
+            return []
+        counts = solver.halo.combine(np.stack([taken["fallbacks"], taken["repairs"], taken["active"]]), "sum")
+        reduced = solver.diagnostics.finish(taken, solver.cell_volume, solver.halo)
+        tiles = int(np.prod(solver.idle.tiles))
+        total_tiles = solver.halo.combine(np.array([tiles], dtype=np.int64), "sum")[0]
+        return [self._row(float(taken["t"][k]), int(taken["step"][k]), float(taken["dt"][k]), int(counts[0, k]),
+                          int(counts[1, k]), solver.diagnostics.as_values(reduced[k]),
+                          (counts[2, k], total_tiles) if solver.plan.skip_idle else None)
+                for k in range(len(reduced))]
+
+    def _row(self, t, step, dt, fallbacks, repairs, values, active) -> list:
+        """A row in the order of diagnostics_columns; it takes the retries and the fallbacks
+        counted before a checkpoint that no row has reported yet."""
+        sim = self.sim
+        row = [t, step, dt, fallbacks + self.pending_fallbacks, self.retries, repairs] + values
+        self.pending_fallbacks, self.retries = 0, 0
         if sim.shock_jump:
             row.append(row[self.diagnostics_columns().index(f"max_{sim.model.pressure}")] / sim.shock_jump)
-        if solver.plan.skip_idle:
-            active, total = solver.halo.combine(solver.idle.active_counts(), "sum")
-            row.append(float(active) / float(total))
+        if active is not None:
+            row.append(float(active[0]) / float(active[1]))
         return row
 
 
@@ -119,11 +157,19 @@ class Observer:
 
 
 class DiagnosticsRows(Observer):
+    """The rows the device recorded during the batch, then the current state's row if it is
+    due and the device did not record it (a retried step)."""
+
     def __init__(self, csv, every: int):
         self.csv, self.every = csv, every
 
     def after_batch(self, sim):
-        if sim.step_count % self.every == 0:
+        sim.outputs.collect_recorded()
+        written = -1
+        for row in sim.outputs.take_queued():
+            self.csv.write(row)
+            written = row[1]
+        if sim.step_count % self.every == 0 and written != sim.step_count:
             self.csv.write(sim.outputs.diagnostics_row())
 
 
@@ -138,13 +184,16 @@ class ProgressBar(Observer):
 class Checkpoints(Observer):
     """A checkpoint where [output] checkpoint_interval or checkpoint_wall says, of good states only."""
 
-    def __init__(self, csv, interval: float, wall: float):
+    def __init__(self, csv, interval: float, wall: float, t: float):
         self.csv, self.interval, self.wall = csv, interval, wall
         self.last = wallclock.perf_counter()
+        self.t = t  # at the end of the last batch: a multiple of the interval crossed in a batch counts
 
     def after_batch(self, sim):
         since = wallclock.perf_counter() - self.last
-        due = sim.solver.halo.any(checkpoint_due(sim.t, sim.last_dt, self.interval, self.wall, since))  # (all ranks)
+        due = checkpoint_due(sim.t, sim.t - self.t, self.interval, self.wall, since)
+        self.t = sim.t
+        due = sim.solver.halo.any(due)  # (all ranks)
         if due and sim.solver.check_state()[1] is None:
             self.csv.flush()
             sim.write_checkpoint()

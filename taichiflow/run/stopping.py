@@ -51,8 +51,8 @@ def output_times(end: float, interval: float) -> list[float]:
 
 
 def checkpoint_due(t: float, last_dt: float, interval: float, wall: float, since_last_s: float) -> bool:
-    """Whether the step that ended at t crossed a multiple of [output] checkpoint_interval, or
-    checkpoint_wall seconds have passed since the last checkpoint."""
+    """Whether the steps that ended at t, last_dt long together, crossed a multiple of [output]
+    checkpoint_interval, or checkpoint_wall seconds have passed since the last checkpoint."""
     due = False
     if interval > 0:
         due = math.floor(t / interval * (1 + 1e-12)) > math.floor((t - last_dt) / interval * (1 + 1e-12))

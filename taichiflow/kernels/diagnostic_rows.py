@@ -1,0 +1,144 @@
+"""Diagnostics rows recorded on the device after the steps they describe, read back a batch
+at a time.
+
+A row after every step ([output] diagnostics_every = 1, the default) read back on its own cost
+a run a batch of one step between read backs, and a dozen small read backs per row (each a
+synchronisation): on an H200 a 384x192x192 two-phase run stepped at 1.33e9 cell-updates/s
+with a row every step and at 1.79e9 with one every 16 steps (docs/performance.md). Here the
+host launches the reductions after each step that is due for a row, without waiting, and a
+record kernel copies what they reduced, the clock's t, dt and step count and the step's
+counters (face fallbacks, repaired cells, active tiles) into the next of ROWS rows. The host
+reads the rows once per batch of steps.
+
+A step the clock did not take (it halted earlier in the batch, at an output time) or that
+left a bad cell (the host redoes it) records nothing: the record kernel checks the clock's
+step count against the last row's and the row interval, and the counters go on counting until
+a row takes them. The values are those the
+host path (Outputs.diagnostics_row) reads for the same state: the same kernels reduce them.
+"""
+import taichi as ti
+
+from .clock import BAD_STATE, HALT, LAST_DT, STEPS, T
+
+ROWS = 16  # rows held between two read backs: at least the steps of a batch (run/driver.py)
+
+
+@ti.data_oriented
+class DeviceRows:
+    """The rows of one solver's diagnostics (kernels/reductions.py: Diagnostics), its counters
+    and clock; `launch()` after a step, `take()` to read the rows recorded since the last take."""
+
+    def __init__(self, diagnostics, clock, fallback_counter, step_check, idle):
+        self.diagnostics = diagnostics
+        self.fallback_counter = fallback_counter
+        n_conserved, n_primitive = diagnostics.totals.n, diagnostics.w_min.n
+        width = diagnostics.reduced_keys.n
+        self.times = ti.Vector.field(2, ti.f64, shape=ROWS)              # t, dt
+        self.counts = ti.Vector.field(4, ti.i64, shape=ROWS)             # step, fallbacks, repairs, active tiles
+        self.totals = ti.Vector.field(n_conserved, ti.f64, shape=ROWS)
+        self.low = ti.Vector.field(n_primitive, ti.i64, shape=ROWS)
+        self.high = ti.Vector.field(n_primitive, ti.i64, shape=ROWS)
+        self.keys = ti.Vector.field(width, ti.i64, shape=ROWS)
+        self.sums = ti.Vector.field(width, ti.f64, shape=ROWS)
+        self.count = ti.field(ti.i64, shape=())         # rows recorded since the last take
+        self.last_step = ti.field(ti.i64, shape=())     # the step of the last row recorded
+        self.recorded = ti.field(ti.i32, shape=())      # whether the last record kernel recorded
+        self.repair_total = ti.field(ti.i64, shape=())
+        self.active_total = ti.field(ti.i64, shape=())
+        self.last_step[None] = -1
+        self._kernels = _row_kernels(self, diagnostics, clock, fallback_counter, step_check, idle)
+
+    def launch(self, every: int):
+        """After a step (no read back): reduce its state and record a row if the clock took it
+        and its number is a multiple of `every` (the clock may have halted earlier in the batch)."""
+        reduce, record, clear = self._kernels
+        self.diagnostics.launch_reduction()
+        reduce()
+        record(every)
+        clear()
+
+    def take(self) -> dict:
+        """The rows recorded since the last take (a read back), as numpy arrays of one row each:
+        t, dt, step, fallbacks, repairs, active (tiles), totals, low, high, keys, sums (the
+        last five as Diagnostics reduces them, before their finish on the host)."""
+        n = int(self.count[None])
+        self.count[None] = 0
+        times, counts = self.times.to_numpy()[:n], self.counts.to_numpy()[:n]
+        return {"t": times[:, 0], "dt": times[:, 1], "step": counts[:, 0], "fallbacks": counts[:, 1],
+                "repairs": counts[:, 2], "active": counts[:, 3], "totals": self.totals.to_numpy()[:n],
+                "low": self.low.to_numpy()[:n], "high": self.high.to_numpy()[:n], "keys": self.keys.to_numpy()[:n],
+                "sums": self.sums.to_numpy()[:n]}
+
+    def forget_before(self, step: int):
+        """Steps up to `step` are not recorded (the host wrote that step's row itself)."""
+        self.last_step[None] = step
+
+
+def _row_kernels(rows: DeviceRows, diagnostics, clock, fallback_counter, step_check, idle):
+    """(count: the counters' sums; record: the row; clear: the counters a row took start over)."""
+    times, counts, count, last_step, recorded = rows.times, rows.counts, rows.count, rows.last_step, rows.recorded
+    totals, low, high, keys, sums = rows.totals, rows.low, rows.high, rows.keys, rows.sums
+    repair_slots, repair_total, active_total = step_check.repair_slots, rows.repair_total, rows.active_total
+    fallbacks, fallback_total = fallback_counter.fallbacks, fallback_counter.fallback_total
+    counting_fallbacks, skipping = fallback_counter.enabled, idle.enabled
+    active = idle.active if skipping else None
+    clock_times, clock_counts = clock.times, clock.counts
+
+    @ti.kernel
+    def count_repairs():
+        for s in repair_slots:
+            if repair_slots[s] != 0:
+                ti.atomic_add(repair_total[None], repair_slots[s])
+
+    @ti.kernel
+    def count_active():
+        for I in ti.grouped(active):
+            if active[I] != 0:
+                ti.atomic_add(active_total[None], ti.cast(1, ti.i64))
+
+    def reduce():
+        count_repairs()
+        if counting_fallbacks:
+            fallback_counter.sum_into_total()
+        if skipping:
+            count_active()
+
+    @ti.kernel
+    def record(every: ti.i64):
+        step = clock_counts[STEPS]
+        recorded[None] = 0
+        if clock_counts[HALT] != BAD_STATE and step > last_step[None] and step % every == 0 and count[None] < ROWS:
+            r = count[None]
+            times[r] = ti.Vector([clock_times[T], clock_times[LAST_DT]])
+            counts[r] = ti.Vector([step, fallback_total[None], repair_total[None], active_total[None]])
+            totals[r] = diagnostics.totals[None]
+            low[r] = diagnostics.w_min[None]
+            high[r] = diagnostics.w_max[None]
+            keys[r] = diagnostics.reduced_keys[None]
+            sums[r] = diagnostics.reduced_sums[None]
+            count[None] = r + 1
+            last_step[None] = step
+            recorded[None] = 1
+        fallback_total[None] = 0   # (the fields still hold what no row took: summed again next time)
+        repair_total[None] = 0
+        active_total[None] = 0
+
+    @ti.kernel
+    def clear_repairs():
+        for s in repair_slots:
+            if recorded[None] != 0:
+                repair_slots[s] = 0
+
+    @ti.kernel
+    def clear_fallbacks():
+        for I in ti.grouped(fallbacks):
+            if recorded[None] != 0:
+                fallbacks[I] = 0
+
+    def clear():
+        clear_repairs()
+        if counting_fallbacks:
+            clear_fallbacks()
+
+    return reduce, record, clear
+
