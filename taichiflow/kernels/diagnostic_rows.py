@@ -16,6 +16,7 @@ step count against the last row's and the row interval, and the counters go on c
 a row takes them. The values are those the
 host path (Outputs.diagnostics_row) reads for the same state: the same kernels reduce them.
 """
+import numpy as np
 import taichi as ti
 
 from .clock import BAD_STATE, HALT, LAST_DT, STEPS, T
@@ -26,20 +27,25 @@ ROWS = 16  # rows held between two read backs: at least the steps of a batch (ru
 @ti.data_oriented
 class DeviceRows:
     """The rows of one solver's diagnostics (kernels/reductions.py: Diagnostics), its counters
-    and clock; `launch()` after a step, `take()` to read the rows recorded since the last take."""
+    and clock; `launch()` after a step, `take()` to read the rows recorded since the last take.
+
+    A row is one f64 vector, read back with the others in one copy: t, dt, the step, face
+    fallbacks, repaired cells and active tiles (integers below 2^53, exact in f64), the totals
+    of U, then the extremes of W and the min/max keys of the model's reduced fields as their
+    int64 order-preserving bits (bit-cast, not converted), and the sums of its reduced fields."""
 
     def __init__(self, diagnostics, clock, fallback_counter, step_check, idle):
         self.diagnostics = diagnostics
         self.fallback_counter = fallback_counter
         n_conserved, n_primitive = diagnostics.totals.n, diagnostics.w_min.n
         width = diagnostics.reduced_keys.n
-        self.times = ti.Vector.field(2, ti.f64, shape=ROWS)              # t, dt
-        self.counts = ti.Vector.field(4, ti.i64, shape=ROWS)             # step, fallbacks, repairs, active tiles
-        self.totals = ti.Vector.field(n_conserved, ti.f64, shape=ROWS)
-        self.low = ti.Vector.field(n_primitive, ti.i64, shape=ROWS)
-        self.high = ti.Vector.field(n_primitive, ti.i64, shape=ROWS)
-        self.keys = ti.Vector.field(width, ti.i64, shape=ROWS)
-        self.sums = ti.Vector.field(width, ti.f64, shape=ROWS)
+        parts = {"head": 6, "totals": n_conserved, "low": n_primitive, "high": n_primitive, "keys": width,
+                 "sums": width}
+        self.columns, first = {}, 0
+        for name, size in parts.items():
+            self.columns[name] = slice(first, first + size)
+            first += size
+        self.rows = ti.Vector.field(first, ti.f64, shape=ROWS)
         self.count = ti.field(ti.i64, shape=())         # rows recorded since the last take
         self.last_step = ti.field(ti.i64, shape=())     # the step of the last row recorded
         self.recorded = ti.field(ti.i32, shape=())      # whether the last record kernel recorded
@@ -58,16 +64,20 @@ class DeviceRows:
         clear()
 
     def take(self) -> dict:
-        """The rows recorded since the last take (a read back), as numpy arrays of one row each:
-        t, dt, step, fallbacks, repairs, active (tiles), totals, low, high, keys, sums (the
-        last five as Diagnostics reduces them, before their finish on the host)."""
+        """The rows recorded since the last take (two read backs; one without rows), as numpy
+        arrays of one row each: t, dt, step, fallbacks, repairs, active (tiles), totals, low,
+        high, keys, sums (the last five as Diagnostics reduces them, before their finish on the
+        host)."""
         n = int(self.count[None])
-        self.count[None] = 0
-        times, counts = self.times.to_numpy()[:n], self.counts.to_numpy()[:n]
-        return {"t": times[:, 0], "dt": times[:, 1], "step": counts[:, 0], "fallbacks": counts[:, 1],
-                "repairs": counts[:, 2], "active": counts[:, 3], "totals": self.totals.to_numpy()[:n],
-                "low": self.low.to_numpy()[:n], "high": self.high.to_numpy()[:n], "keys": self.keys.to_numpy()[:n],
-                "sums": self.sums.to_numpy()[:n]}
+        if n:
+            self.count[None] = 0
+        rows = self.rows.to_numpy()[:n] if n else np.zeros((0, self.rows.n))
+        head, column = rows[:, self.columns["head"]], self.columns
+        bits = lambda name: np.ascontiguousarray(rows[:, column[name]]).view(np.int64)  # noqa: E731
+        return {"t": head[:, 0], "dt": head[:, 1], "step": head[:, 2].astype(np.int64),
+                "fallbacks": head[:, 3].astype(np.int64), "repairs": head[:, 4].astype(np.int64),
+                "active": head[:, 5].astype(np.int64), "totals": rows[:, column["totals"]], "low": bits("low"),
+                "high": bits("high"), "keys": bits("keys"), "sums": rows[:, column["sums"]]}
 
     def forget_before(self, step: int):
         """Steps up to `step` are not recorded (the host wrote that step's row itself)."""
@@ -76,13 +86,15 @@ class DeviceRows:
 
 def _row_kernels(rows: DeviceRows, diagnostics, clock, fallback_counter, step_check, idle):
     """(count: the counters' sums; record: the row; clear: the counters a row took start over)."""
-    times, counts, count, last_step, recorded = rows.times, rows.counts, rows.count, rows.last_step, rows.recorded
-    totals, low, high, keys, sums = rows.totals, rows.low, rows.high, rows.keys, rows.sums
+    packed, count, last_step, recorded = rows.rows, rows.count, rows.last_step, rows.recorded
+    n_conserved, n_primitive, width = diagnostics.totals.n, diagnostics.w_min.n, diagnostics.reduced_keys.n
     repair_slots, repair_total, active_total = step_check.repair_slots, rows.repair_total, rows.active_total
     fallbacks, fallback_total = fallback_counter.fallbacks, fallback_counter.fallback_total
     counting_fallbacks, skipping = fallback_counter.enabled, idle.enabled
     active = idle.active if skipping else None
     clock_times, clock_counts = clock.times, clock.counts
+    totals, w_min, w_max = diagnostics.totals, diagnostics.w_min, diagnostics.w_max
+    reduced_keys, reduced_sums = diagnostics.reduced_keys, diagnostics.reduced_sums
 
     @ti.kernel
     def count_repairs():
@@ -103,19 +115,24 @@ def _row_kernels(rows: DeviceRows, diagnostics, clock, fallback_counter, step_ch
         if skipping:
             count_active()
 
+    @ti.func
+    def as_f64(value):
+        return ti.cast(value, ti.f64)
+
     @ti.kernel
     def record(every: ti.i64):
         step = clock_counts[STEPS]
         recorded[None] = 0
         if clock_counts[HALT] != BAD_STATE and step > last_step[None] and step % every == 0 and count[None] < ROWS:
-            r = count[None]
-            times[r] = ti.Vector([clock_times[T], clock_times[LAST_DT]])
-            counts[r] = ti.Vector([step, fallback_total[None], repair_total[None], active_total[None]])
-            totals[r] = diagnostics.totals[None]
-            low[r] = diagnostics.w_min[None]
-            high[r] = diagnostics.w_max[None]
-            keys[r] = diagnostics.reduced_keys[None]
-            sums[r] = diagnostics.reduced_sums[None]
+            r = ti.cast(count[None], ti.i32)
+            head = [clock_times[T], clock_times[LAST_DT], as_f64(step), as_f64(fallback_total[None]),
+                    as_f64(repair_total[None]), as_f64(active_total[None])]
+            values = (head + [totals[None][k] for k in range(n_conserved)]
+                      + [ti.bit_cast(w_min[None][k], ti.f64) for k in range(n_primitive)]
+                      + [ti.bit_cast(w_max[None][k], ti.f64) for k in range(n_primitive)]
+                      + [ti.bit_cast(reduced_keys[None][k], ti.f64) for k in range(width)]
+                      + [reduced_sums[None][k] for k in range(width)])
+            packed[r] = ti.Vector(values, ti.f64)
             count[None] = r + 1
             last_step[None] = step
             recorded[None] = 1
@@ -141,4 +158,3 @@ def _row_kernels(rows: DeviceRows, diagnostics, clock, fallback_counter, step_ch
             clear_fallbacks()
 
     return reduce, record, clear
-
