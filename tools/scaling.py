@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shlex
@@ -76,14 +75,14 @@ def case_row(args, ranks: int) -> dict | None:
             arguments += ["--set", setting]
         done = launch(args.mpirun, ranks, arguments)
         log = (out / "run.log").read_text() if (out / "run.log").exists() else ""
-    found = re.search(r"first step \(including compile\) ([0-9.]+) s; (\d+) steps .* in ([0-9.]+) s", log)
+    found = re.search(r"first step \(including compile\) ([0-9.]+) s; (\d+) steps .* in ([0-9.]+) s .*; "
+                      r"([0-9.e+]+) after the first step", log)
     if done.returncode or not found:
         print(f"{ranks} ranks: failed (rc {done.returncode})\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
-    first, steps, wall = float(found.group(1)), int(found.group(2)), float(found.group(3))
+    first, steps, rate = float(found.group(1)), int(found.group(2)), float(found.group(4))
     paths = {"through NCCL": "nccl", "page-locked": "pinned", "CUDA-aware MPI": "device", "(numpy)": "host"}
     exchange = next((name for text, name in paths.items() if text in log), None)
-    rate = math.prod(args.grid) * (steps - 1) / (wall - first)
     return {"ranks": ranks, "grid": "x".join(map(str, args.grid)), "exchange": exchange, "steps": steps, "first_step_s": first,
             "cell_updates_per_s": rate, "cell_updates_per_s_per_rank": rate / ranks}
 
