@@ -233,7 +233,7 @@ def test_two_ranks_on_the_gpus_give_one_ranks_snapshots(gpu_runs, name):
     gpus = len(visible) or subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")
     path = "through NCCL" if gpus >= 2 else "through page-locked host buffers"
     assert path in (two / "run.log").read_text()
-    rates = [float(re.findall(r"\(([0-9.e+]+) cell-updates/s\)", (folder / "run.log").read_text())[-1])
+    rates = [float(re.findall(r"\(([0-9.e+]+) cell-updates/s[;)]", (folder / "run.log").read_text())[-1])
              for folder in (one, two)]
     print(f"\n{name}: one rank {rates[0]:.3g} cell-updates/s; two ranks ({path}) {rates[1]:.3g} "
           f"({rates[1] / 2:.3g} per rank)")

@@ -358,30 +358,46 @@ class FallbackCounter:
     """Face states replaced by first-order values, counted per sweep thread (per warp with
     shuffles), not on one address: an atomic counter in the face kernel made it 2-5x slower on
     an H200 even where it never fired. The counters serve every sweep (axes run one after the
-    other); the sum is taken on demand."""
+    other); the sum is taken on demand, through REDUCTION_SLOTS addresses like the other
+    reductions (an atomic on fallback_total itself, which Taichi makes one per thread, took
+    0.80 ms at 384x192x192 on an H200)."""
 
     def __init__(self, plan):
         self.enabled = plan.fallback
         self.fallbacks = ti.field(ti.i32, shape=max(plan.fallback_counters(d) for d in range(plan.dim))
                                   if plan.fallback else ())
         self.fallback_total = ti.field(ti.i64, shape=())
+        self._kernels = None
 
-    def build(self):
-        fallbacks, fallback_total = self.fallbacks, self.fallback_total
+    def _sum_kernels(self):
+        """The slots (made at the first sum, after every kernel built before: none of them changes)
+        and the two kernels of a sum."""
+        if self._kernels is None:
+            fallbacks, fallback_total, slots = self.fallbacks, self.fallback_total, REDUCTION_SLOTS
+            fallback_slots = ti.field(ti.i64, shape=slots)
 
-        @ti.kernel
-        def sum_fallbacks():
-            for I in ti.grouped(fallbacks):
-                if fallbacks[I] != 0:
-                    ti.atomic_add(fallback_total[None], ti.cast(fallbacks[I], ti.i64))
+            @ti.kernel
+            def sum_into_slots():
+                for I in ti.grouped(fallbacks):
+                    if fallbacks[I] != 0:
+                        ti.atomic_add(fallback_slots[ti.cast(linear_index(I, fallbacks.shape) % slots, ti.i32)],
+                                      ti.cast(fallbacks[I], ti.i64))
 
-        self._sum = sum_fallbacks
+            @ti.kernel
+            def combine_slots():
+                for s in range(slots):
+                    if fallback_slots[s] != 0:
+                        ti.atomic_add(fallback_total[None], fallback_slots[s])
+                        fallback_slots[s] = 0
+
+            self._kernels = (sum_into_slots, combine_slots)
+        return self._kernels
 
     def take(self) -> int:
         """Face states replaced since the last call."""
         if not self.enabled:
             return 0
-        self._sum()
+        self.sum_into_total()
         self.fallbacks.fill(0)
         taken = int(self.fallback_total[None])
         self.fallback_total[None] = 0  # (zero between takes: kernels/diagnostic_rows.py sums into it too)
@@ -389,7 +405,8 @@ class FallbackCounter:
 
     def sum_into_total(self):
         """Add the counters into fallback_total (zero before), without reading it back."""
-        self._sum()
+        for kernel in self._sum_kernels():
+            kernel()
 
     def resident_bytes(self) -> int:
         return int(np.prod(self.fallbacks.shape)) * 4

@@ -148,7 +148,6 @@ class Solver:
 
         self._restore_state = restore_state if U0 is not None else None
         self.diagnostics.build(cells, self.U, self.W, self.dx)
-        self.fallback_counter.build()
         self.transfer = StateTransfer(phys, cells, self.dtype, self.U, self.W, self.dx)
 
     def _stage_sweeps(self, ctx, scheme: FaceScheme, per_cell: bool) -> list:
