@@ -19,8 +19,10 @@ model = Model(
     conserved={"rho": 1, "mom": 3, "E": 1, "Gamma": 1, "Pi": 1},
     primitive={"rho": 1, "vel": 3, "p": 1, "Gamma": 1, "Pi": 1},
     # The two materials whose Gamma, Pi values bound the mixture (gas volume fraction alpha);
-    # p_floor: the least p + pc a cell may reach (the shipped cases' units: GPa, i.e. 1 kPa).
-    params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0, "p_floor": 1.0e-6},
+    # p_floor: the least p + pc a cell may reach (the shipped cases' units: GPa, i.e. 1 kPa);
+    # tension_alpha: the gas fraction above which a cell holds no tension (repair(); 1: off).
+    params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0, "p_floor": 1.0e-6,
+            "tension_alpha": 1.0},
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "Gamma"),
     advected=("Gamma", "Pi"),
@@ -87,27 +89,58 @@ def gas_fraction(W, gamma_liquid, gamma_gas):
     return (W.Gamma - g_liquid) / (g_gas - g_liquid)
 
 
-@model.admissible
-def admissible(W, gamma_liquid, gamma_gas, p_floor):
+@ti.func
+def _in_bounds(W, gamma_liquid, gamma_gas, p_floor):
     """c^2 > 0 with a margin (p + pc above half the floor) and the volume fraction in [0, 1],
     within 5% for the overshoots of high-order schemes at interfaces and symmetry corners."""
     alpha = gas_fraction(W, gamma_liquid, gamma_gas)
     return ((W.Gamma + 1.0) * W.p + W.Pi > 0.5 * p_floor * (W.Gamma + 1.0)) & (alpha > -0.05) & (alpha < 1.05)
 
 
+@model.admissible
+def admissible(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template()):
+    """In bounds; with tension_alpha < 1 also no tension (p < 0) in a cell holding gas (alpha
+    above it), see repair(). (A template: each value compiles its own kernels; 1 adds nothing.)"""
+    if ti.static(tension_alpha < 1.0):
+        return (_in_bounds(W, gamma_liquid, gamma_gas, p_floor)
+                & ((W.p >= 0.0) | (gas_fraction(W, gamma_liquid, gamma_gas) <= tension_alpha)))
+    return _in_bounds(W, gamma_liquid, gamma_gas, p_floor)
+
+
 @model.repair
-def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor):
+def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor, tension_alpha: ti.template()):
     """Floors for cells the scheme pushed out of the model (counted as `repairs`): Gamma and
-    Pi clipped to the two materials' values (alpha in [0, 1]), then p + pc >= p_floor by
-    raising E: a gas-rich mixture in a violent rebound would otherwise reach the tension
-    -pc that its small liquid fraction allows, where c^2 -> 0. Mass and momentum are kept."""
+    Pi clipped to the two materials' values (alpha in [0, 1]); with tension_alpha < 1, a cell
+    holding gas (alpha above it) in tension takes more gas (_gas_taking_up_tension); then
+    p + pc >= p_floor by raising E: a gas-rich mixture in a violent rebound would otherwise
+    reach the tension -pc that its small liquid fraction allows, where c^2 -> 0. Mass and
+    momentum are kept."""
     gamma_l, gamma_g = 1.0 / (gamma_liquid - 1.0), 1.0 / (gamma_gas - 1.0)
     pi_l, pi_g = gamma_liquid * pc_liquid / (gamma_liquid - 1.0), gamma_gas * pc_gas / (gamma_gas - 1.0)
     Gamma = ti.min(ti.max(U.Gamma, ti.min(gamma_l, gamma_g)), ti.max(gamma_l, gamma_g))
     Pi = ti.min(ti.max(U.Pi, ti.min(pi_l, pi_g)), ti.max(pi_l, pi_g))
+    if ti.static(tension_alpha < 1.0):
+        Gamma, Pi = _gas_taking_up_tension(U, Gamma, Pi, gamma_l, gamma_g, pi_l, pi_g, p_floor, tension_alpha)
     kinetic = 0.5 * U.mom.dot(U.mom) / U.rho
     p = ti.max((U.E - kinetic - Pi) / Gamma, p_floor - Pi / (Gamma + 1.0))
     return model.U(rho=U.rho, mom=U.mom, E=Gamma * p + Pi + kinetic, Gamma=Gamma, Pi=Pi)
+
+
+@ti.func
+def _gas_taking_up_tension(U, Gamma, Pi, gamma_l, gamma_g, pi_l, pi_g, p_floor, tension_alpha):
+    """(Gamma, Pi) of a cell holding gas (alpha > tension_alpha) whose pressure is below
+    p_floor: the gas fraction that gives p = p_floor at the same rho, rho u and E (Gamma and Pi
+    are linear in alpha), at most 1. Why: the Gamma-Pi mixture has no K div(u) term (Kapila et
+    al. 2001) through which the gas of a mixture cell takes up an expansion, so an opening
+    interface pulls its mixture cells into the liquid's tension, and they pull the gas out of
+    the cells beside them until a density is negative (docs/numerics.md)."""
+    internal = U.E - 0.5 * U.mom.dot(U.mom) / U.rho
+    alpha = (Gamma - gamma_l) / (gamma_g - gamma_l)
+    if alpha > tension_alpha and internal - Pi < p_floor * Gamma:
+        grown = (p_floor * gamma_l + pi_l - internal) / ((pi_l - pi_g) - p_floor * (gamma_g - gamma_l))
+        alpha = ti.min(ti.max(grown, alpha), 1.0)
+        Gamma, Pi = gamma_l + alpha * (gamma_g - gamma_l), pi_l + alpha * (pi_g - pi_l)
+    return Gamma, Pi
 
 
 @model.derive("alpha", reduce="sum")       # gas volume fraction; its sum is the gas volume

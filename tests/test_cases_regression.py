@@ -34,6 +34,7 @@ REDUCED = {
     "rayleigh_collapse.toml": ["grid.cells=[16, 16, 16]", "time.end=1.0"],
     "bubble_collapse.toml": ["grid.cells=[32, 16, 16]", "time.end=0.1"],
     "cavity_array.toml": ["grid.cells=[128, 32, 32]", "time.end=0.05"],
+    "cavity_array_quarter.toml": ["grid.cells=[128, 16, 16]", "time.end=0.05"],
     "brio_wu.toml": ["grid.cells=[100]"],
     "ryu_jones_2a.toml": ["grid.cells=[100]"],
     "orszag_tang.toml": ["grid.cells=[32, 32]", "time.end=0.1"],

@@ -49,9 +49,9 @@ def test_primitive_finite_volumes_are_second_order_and_conserved_ones_fifth_in_1
 
 
 def test_finite_differences_are_high_order_along_the_diagonal_of_a_cube(tmp_path):
-    """The wave along (1, 1, 1): every sweep sees the nonlinear flux; >= 4 from 32^3 to 64^3
-    (measured 4.96; 16^3 -> 32^3: 4.45)."""
-    errors, _ = wave_errors(tmp_path, [(32,) * 3, (64,) * 3], (1.0, 1.0, 1.0), FINITE_DIFFERENCE)
+    """The wave along (1, 1, 1): every sweep sees the nonlinear flux; >= 4 from 16^3 to 32^3
+    (measured 4.45; 32^3 -> 64^3: 4.96, left out: 60 s on a CI core)."""
+    errors, _ = wave_errors(tmp_path, [(16,) * 3, (32,) * 3], (1.0, 1.0, 1.0), FINITE_DIFFERENCE)
     assert observed_order(errors)[0] >= 4.0, errors
 
 

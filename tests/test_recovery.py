@@ -43,6 +43,21 @@ def test_retried_steps_run_on_and_conserve_mass_and_momentum(tmp_path, arch):
     assert retried[1] == 1 and sum(retried) >= 1                  # step 2 was redone
 
 
+def test_each_retry_names_its_step_and_first_bad_cell_in_the_log(tmp_path, arch):
+    """run.log says which cell made a step fail and its state then (rho < 0 at step 2), so a
+    user can see where a case's steps fail."""
+    case = precise(case_from_text(tmp_path, SHARP_BUBBLE), arch)
+    case["scheme"]["retry"] = RETRY
+    case["time"]["max_steps"] = 3
+    lines = []
+    Simulation(case, out_dir=tmp_path / "out", quiet=True).run(log=lines.append)
+    retried = [line for line in lines if "redone with the retry scheme" in line]
+    assert len(retried) == 1 and retried[0].startswith("step 2 (t = ")
+    cell = [int(i) for i in retried[0].split("first bad cell (")[1].split(")")[0].split(",")]
+    assert len(cell) == 2 and all(0 <= i < n for i, n in zip(cell, (24, 20)))
+    assert float(retried[0].split("rho = ")[1].split(",")[0]) < 0.0
+
+
 def test_a_failed_step_leaves_nothing_behind_in_the_low_storage_register(tmp_path, arch):
     """The retry starts from the state before the failed step; LSRK3's register R of that
     step holds its (possibly NaN) right-hand sides, and the first stage must not read it
@@ -79,6 +94,39 @@ def test_repair_floors_pressure_and_clips_the_volume_fraction(tmp_path, arch):
     assert repaired[1, 4] + pc_mix == pytest.approx(1e-6, rel=1e-6)           # p_floor
     assert repaired[2, 5] == pytest.approx(gamma_air, rel=1e-12)              # alpha = 1
     assert repaired[2, 4] > 1e-4                                              # E kept: p = E/Gamma rises
+
+
+def test_with_tension_alpha_a_gas_cell_in_tension_takes_more_gas_at_the_same_energy(tmp_path, arch):
+    """tension_alpha = 1e-3: a mixture cell (alpha 0.5) at p = -0.01 (within its pc, so
+    admissible without the option) gets the gas fraction that gives p = p_floor, with rho,
+    rho u and E exactly kept; a liquid cell (alpha 1e-4) in the same tension is left alone; a
+    gas-rich cell beyond its pc (E too small for any alpha) still gets the energy floor."""
+    sim = Simulation(precise(case_from_text(tmp_path, ADVECTION.format(
+        cells=[4], upper=[1.0], vel=[0.1, 0.0, 0.0], riemann="hllc", region='shape = "box"\nlower = [0.5]\nupper = [1.0]',
+        boundary='x = "periodic"'), ["model.params.tension_alpha=1.0e-3"]), arch))
+    gamma_water, gamma_air = 1 / 5.59, 2.5
+    pi_water = 6.59 * 0.4069 / 5.59
+    mixed = lambda alpha: (alpha * gamma_air + (1 - alpha) * gamma_water, (1 - alpha) * pi_water)
+    w = np.array([[1.0, 0.1, 0, 0, 1e-4, gamma_water, pi_water]] * 4)
+    w[1] = [0.5, 0.1, 0, 0, -0.01, *mixed(0.5)]
+    w[2] = [1.0, 0.1, 0, 0, -0.01, *mixed(1e-4)]
+    w[3] = [0.1, 0.1, 0, 0, -0.05, *mixed(0.99)]       # p + pc = -0.05 + 0.0014 < 0
+    sim.set_primitive(w)
+    u_before = sim.solver.U.to_numpy()
+    rate, bad = sim.solver.check_state()
+    assert bad is None and sim.solver.take_repair_count() == 2
+    u_after = sim.solver.U.to_numpy()
+    np.testing.assert_array_equal(u_after[:, :4], u_before[:, :4])           # rho, rho u kept
+    np.testing.assert_array_equal(u_after[:3, 4], u_before[:3, 4])           # E kept but in cell 3
+    np.testing.assert_array_equal(u_after[[0, 2]], u_before[[0, 2]])          # water, liquid-like cell untouched
+    repaired = sim.solver.primitive_array()
+    alpha = (repaired[:, 5] - gamma_water) / (gamma_air - gamma_water)
+    assert repaired[1, 4] == pytest.approx(1e-6, rel=1e-6) and 0.5 < alpha[1] < 1.0
+    # E = Gamma p + Pi + kinetic: from p = -0.01 to p_floor with Pi (1 - alpha) pi_water
+    internal = mixed(0.5)[0] * -0.01 + mixed(0.5)[1]
+    assert alpha[1] == pytest.approx((1e-6 * gamma_water + pi_water - internal) / (pi_water - 1e-6 * (gamma_air - gamma_water)),
+                                     rel=1e-9)
+    assert alpha[3] == pytest.approx(1.0, rel=1e-12) and repaired[3, 4] == pytest.approx(1e-6, rel=1e-6)
 
 
 def test_a_retry_inside_a_batch_of_device_steps_gives_the_one_of_single_steps(tmp_path, arch):

@@ -182,9 +182,10 @@ SOD_MEASURED = {100: (7.40e-3, 9.40e-3, 4.74e-3), 200: (4.06e-3, 4.83e-3, 2.43e-
 
 
 def test_sod_errors_decrease_with_the_grid():
-    errors = {n: sod_errors(n) for n in SOD_MEASURED}
-    assert np.all(errors[100] > errors[200]) and np.all(errors[200] > errors[400]), errors
-    for n, measured in SOD_MEASURED.items():
+    errors = {n: sod_errors(n) for n in (200, 400)}  # (100 cells, measured above: left out for time)
+    assert np.all(errors[200] > errors[400]), errors
+    for n in errors:
+        measured = SOD_MEASURED[n]
         assert np.all(errors[n] < 1.2 * np.array(measured)), (n, errors[n])
 
 
@@ -220,9 +221,12 @@ MARTI_MUELLER_MEASURED = {100: (0.0316, 0.0374, 0.0232), 200: (0.0181, 0.0204, 0
 
 
 def test_marti_mueller_1_converges_to_the_exact_solution():
-    errors = {n: marti_mueller_errors(n) for n in MARTI_MUELLER_MEASURED}
-    assert np.all(errors[100] > errors[200]) and np.all(errors[200] > errors[400]), errors
-    for n, measured in MARTI_MUELLER_MEASURED.items():
+    """200 and 400 cells (each grid compiles its own SHASTA kernels, 40 s on a CI core: 100
+    cells, measured above, is left out)."""
+    errors = {n: marti_mueller_errors(n) for n in (200, 400)}
+    assert np.all(errors[200] > errors[400]), errors
+    for n in errors:
+        measured = MARTI_MUELLER_MEASURED[n]
         assert np.all(errors[n] < 1.2 * np.array(measured)), (n, errors[n])
 
 

@@ -229,6 +229,10 @@ class Solver:
         """Interior primitive state as a numpy array (refresh_primitives first)."""
         return self.transfer.primitive_array()
 
+    def primitive_at(self, cell: tuple) -> list:
+        """W of one interior cell of this block (a few accessor launches, not a whole-array read)."""
+        return [float(v) for v in self.W[cell]]
+
     def conserved_array(self) -> np.ndarray:
         return self.transfer.conserved_array()
 

@@ -61,6 +61,7 @@ class Simulation:
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.out_dir = Path(out_dir) if out_dir else None
         self.outputs = Outputs(self)
+        self.note = lambda line: None  # run.log's lines, while run() runs
 
     def set_primitive(self, w: np.ndarray):
         """Set the state from primitive values of shape cells + (nW,)."""
@@ -115,6 +116,7 @@ class Simulation:
         self.outputs.collect_recorded()  # (the rows of the batch's steps before this one)
         if not self.plan.has_retry:
             self._fail(reading.bad)
+        self._note_retry(reading)
         solver.restore_last_good()
         solver.check_state()            # W and model globals of the state before the step
         solver.step(reading.last_dt, reading.t_before, retry=True)
@@ -123,6 +125,14 @@ class Simulation:
         if bad is not None:
             self._fail(bad)
         self._start_clock(t_target, max_steps, rate)
+
+    def _note_retry(self, reading):
+        """run.log: which cell made the step fail and its state then, for studying where and
+        why a case's steps fail (interface cells, collapse cores)."""
+        where, w = self._bad_cell(reading.bad)
+        state = ", ".join(f"{n} = {v:.6g}" for n, v in zip(self.model.primitive.component_names(), w))
+        self.note(f"step {reading.steps} (t = {reading.t:.9g}, dt = {reading.last_dt:.4g}) redone with the "
+                  f"retry scheme: first bad cell {where}: {state}")
 
     def _start_clock(self, t_target: float, max_steps: int, rate: float):
         """The device plans the steps from here (a dt below 1e-14 end times counts as collapsed)."""
@@ -134,18 +144,24 @@ class Simulation:
         if bad is not None:
             self._fail(bad)
 
+    def _bad_cell(self, linear_index: int):
+        """(where, W) of a cell given by its linear index in the whole grid: '(i, j, k)', with
+        its rank on several ranks (collective: the owner tells the others its state)."""
+        solver = self.solver
+        rank, local = solver.halo.owner(linear_index)
+        cell = tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
+        w = solver.primitive_at(solver.cell(local)) if local is not None else None
+        w = solver.halo.bcast(w, root=rank)
+        return (f"{cell} on rank {rank}" if solver.halo.ranks > 1 else cell), w
+
     def _fail(self, linear_index: int):
         """Stop on a bad cell (its linear index in the whole grid): say where and what, step back
         to the last good state and write it. On several ranks every rank comes here together
         (the bad cell is reduced over them) and the cell's rank tells the others its state."""
         solver = self.solver
-        rank, local = solver.halo.owner(linear_index)
-        cell = tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
-        w = [float(v) for v in solver.primitive_array()[solver.cell(local)]] if local is not None else None
-        w = solver.halo.bcast(w, root=rank)
+        where, w = self._bad_cell(linear_index)
         when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
                 else "initial state")
-        where = f"{cell} on rank {rank}" if solver.halo.ranks > 1 else cell
         message = bad_cell_message(self.model, w, where, when)
         if self.step_count and not solver.restore_last_good():
             message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
@@ -194,7 +210,8 @@ class Simulation:
         (run/outputs.py). `allow_change`, `overwrite` and `log` (a callable for notes): see
         _prepare. Returns the run's figures; steps_run and cell_updates_per_s count only the
         steps of this call, not those before its checkpoint."""
-        restarted = self._prepare(restart, allow_change, overwrite, log or (lambda line: None))
+        self.note = log or (lambda line: None)
+        restarted = self._prepare(restart, allow_change, overwrite, self.note)
         out = self.out_dir
         output = self.case["output"]
         every = output["diagnostics_every"]
