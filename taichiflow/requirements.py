@@ -106,6 +106,9 @@ def _check_method(scheme: dict, model, where: str) -> None:
                 else "has face balance terms (face_balance, cell_balance)")
         raise ModelError(f"{where}: [scheme] method = '{method.name}' needs every equation in conservation "
                          f"form, but model '{model.name}' {what}; use method = '{registry.FINITE_VOLUME}'")
+    if scheme.get("dimensional_splitting") and "source" in model.functions:
+        raise ModelError(f"{where}: [scheme] dimensional_splitting: model '{model.name}' has a source term, which "
+                         f"the sweeps add once per stage and a split step would add once per axis; leave it false")
     missing = [hook for hook in method.hooks_for(scheme["variables"]) if _lacks_hook(model, hook)]
     if missing:
         raise ModelError(f"{where}: [scheme] method = '{method.name}' with variables = '{scheme['variables']}' "

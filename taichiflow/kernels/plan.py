@@ -124,6 +124,7 @@ class KernelPlan:
     fallback: bool                 # inadmissible face states fall back to first order
     keep_last_good: bool           # U0 holds the state at the step's start
     skip_idle: bool = False        # the kernels skip tiles of idle cells (kernels/idle.py)
+    split: bool = False            # dimensional splitting: each axis a whole sub-step of its own
     idle_tile: int = 16            # cells per axis of those tiles
 
     @property
@@ -163,13 +164,19 @@ class KernelPlan:
 
     def compiled_flags(self, k: int) -> StageFlags:
         """The union of the k-th sweep's flags over the stages: what its one kernel compiles in."""
+        if self.split:  # (any axis may come first or last in a step)
+            return StageFlags(False, False, self.keep_last_good, False, True)
         per_stage = [self.stage_flags(s, k) for s in range(len(self.stages))]
         return StageFlags(*(any(flags[f] for flags in per_stage) for f in range(len(StageFlags._fields))))
 
     def launches(self) -> tuple:
         """Per stage and sweep, its SweepLaunch: worked out once (doing it at every launch took
         150 us of Python per step on a 2-core CPU, against 0.6-0.9 ms for a whole 64^3 step on
-        an H100)."""
+        an H100). Dimensionally split: per sub-step j (its place in the step) and sweep k."""
+        if self.split:
+            return tuple(tuple(SweepLaunch(StageFlags(False, False, j == 0 and self.keep_last_good, False,
+                                                      j == self.dim - 1).bits(), self.compiled_flags(k))
+                               for k in range(self.dim)) for j in range(self.dim))
         return tuple(tuple(SweepLaunch(self.stage_flags(s, k).bits(), self.compiled_flags(k))
                            for k in range(len(self.walked))) for s in range(len(self.stages)))
 
@@ -177,6 +184,9 @@ class KernelPlan:
         """Bytes per cell and step if each kernel touched its data once (ideal caches): per
         stage the primitives (U in, W out), then per sweep the W stencil and what the sweep's
         flags read and write (U where it updates or advects, R, U0)."""
+        if self.split:  # per axis: the primitives, then a sweep that updates U (U0 kept once)
+            per_axis = n_conserved + n_primitive + n_primitive + 2 * n_conserved
+            return (self.dim * per_axis + n_conserved * self.keep_last_good) * (4 if self.precision == "f32" else 8)
         values = 0
         for s in range(len(self.stages)):
             values += n_conserved + n_primitive
@@ -235,6 +245,9 @@ class KernelPlan:
         lines.append(f"  sweeps per stage: {len(self.walked)} (walking {sweeps}"
                      + (f"; fused: the walk along x also solves {', '.join('xyz'[d] for d in self.across)}"
                         if self.fused and self.across else "") + ")")
+        if self.split:
+            lines.append(f"  dimensionally split: each step advances {', '.join('xyz'[d] for d in self.walked)} one "
+                         f"after the other, each a whole step of its own (the reverse order every other step)")
         lines.append(f"  last axis: {self.last_axis.value}")
         lines.append(f"  segments {list(self.segments)}, block_dim {self.block_dim or 'default'}, "
                      f"loads a step ahead: {'yes' if self.prefetch else 'no'}, positivity fallback: "
@@ -379,13 +392,20 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
                              f"the scheme's stencils reach; a {mirrored[0]} face's mirror image needs at least "
                              f"{ghost}")
     segments = tuple(sweep_segments(run["segment"], dim, arch, precision))
-    skip = skips_idle(run, idle_model, segments, reach=max(reaches) * len(stages))
+    split = bool(scheme.get("dimensional_splitting", False)) and dim > 1
+    if split and len(stages) != 1:
+        raise ValueError(f"[scheme] dimensional_splitting takes a one-stage integrator (integrator = 'euler'): "
+                         f"each axis is a whole step of its own, not a stage of '{scheme['integrator']}'")
+    # (a step's sub-steps reach a stencil each, like stages)
+    skip = skips_idle(run, idle_model, segments, reach=max(reaches) * (dim if split else len(stages)))
     if skip:  # (the measured defaults, shortened to a tile)
         segments = tuple(min(length, int(run["idle_tile"])) for length in segments)
     per_cell = tuple(_per_cell(run["reconstruct"], s, arch, precision, reach) for s, reach in zip(schemes, reaches))
     fuse = fuse_choice(run["fuse"], run["shuffle"])
     shuffle = uses_shuffle(run["shuffle"], arch, precision, run["block_dim"])
-    fused = (reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1
+    fused = (reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1 and not split
+    if split:  # each axis' sweep updates U on its own (no fused walk, no shuffles across the walk)
+        shuffle = False
     # In 1D the last axis is x, and it is walked. A fused stage's walk along x takes "walk" too
     # where its faces are not first order (FUSED_SHUFFLE_MIN_GHOST).
     if shuffle == "walk" and dim > 1 and not (fused and reaches[0] < FUSED_SHUFFLE_MIN_GHOST):
@@ -404,4 +424,4 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
                       block_dim=int(run["block_dim"]), per_cell=per_cell, fused=fused, last_axis=last_axis,
                       walked=walked, across=across, prefetch=arch in PREFETCH_ARCHS,
                       fallback=bool(scheme.get("positivity_fallback", True)), keep_last_good=keep,
-                      skip_idle=skip, idle_tile=int(run.get("idle_tile", 16)))
+                      skip_idle=skip, idle_tile=int(run.get("idle_tile", 16)), split=split)

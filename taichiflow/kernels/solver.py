@@ -154,6 +154,8 @@ class Solver:
         """The sweeps of one stage, in launch order (the plan's walked axes)."""
         plan = self.plan
         sweeps = []
+        if plan.split:  # each axis' sweep updates U: a sub-step of its own
+            return [make_walk_sweep(ctx, axis, True, scheme, per_cell) for axis in plan.walked]
         for k, axis in enumerate(plan.walked):
             across = plan.across if k == 0 else ()
             if plan.shuffle_in_walk and k == 0:
@@ -174,11 +176,12 @@ class Solver:
             self.idle.rebuild()
         return rate, bad
 
-    def step(self, dt: float, t: float, retry: bool = False):
+    def step(self, dt: float, t: float, retry: bool = False, index: int = 0):
         """One time step of dt from t; `check_state` must have run on the current U. retry: with
-        the [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
+        the [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell.
+        index: the step's number from 0 (a dimensionally split step's order of axes)."""
         self.clock.set(t, dt)
-        self._launch_stages(retry)
+        self._launch_stages(retry, index)
 
     def run_steps(self, count: int, rows_every: int = 0, steps_before: int = 0):
         """Up to `count` steps with the time step on the device (kernels/clock.py), each
@@ -187,7 +190,7 @@ class Solver:
         whose number is a multiple of it, counting from steps_before, the clock's steps now."""
         check = self.step_check
         for k in range(count):
-            self._launch_stages()
+            self._launch_stages(index=steps_before + k)
             check.check_and_primitives(0)
             self.halo.exchange_ghosts(self.W)
             self.halo.finish_step(check)  # (and the idle tiles' rebuild: kernels/idle.py)
@@ -202,8 +205,11 @@ class Solver:
                                            self.idle)
         return self._device_rows
 
-    def _launch_stages(self, retry: bool = False):
+    def _launch_stages(self, retry: bool = False, index: int = 0):
         sweeps = self._sweeps[1 if retry else 0]
+        if self.plan.split:
+            self._launch_split_step(sweeps, index)
+            return
         for s, stage in enumerate(self.plan.stages):
             if s > 0:
                 self.step_check.primitives()  # (also the ghost layers: kernels/boundaries.py)
@@ -212,6 +218,20 @@ class Solver:
                 a = stage.a if k == 0 else 1.0
                 stage_bits, compiled_flags = self._launches[s][k]
                 sweep(stage.time, a, stage.c0, stage.c1, stage.c2, stage_bits, compiled_flags)
+
+    def _launch_split_step(self, sweeps, index: int):
+        """A dimensionally split step: each axis' sweep a whole step of the one-stage
+        integrator, the primitives and ghost layers refreshed between; x, y, z on even steps and
+        z, y, x on odd ones (Strang's alternation keeps the splitting second order over two
+        steps)."""
+        stage = self.plan.stages[0]
+        order = range(self.dim) if index % 2 == 0 else reversed(range(self.dim))
+        for j, k in enumerate(order):
+            if j > 0:
+                self.step_check.primitives()
+                self.halo.exchange_ghosts(self.W)
+            stage_bits, compiled_flags = self._launches[j][k]
+            sweeps[k](stage.time, stage.a, stage.c0, stage.c1, stage.c2, stage_bits, compiled_flags)
 
     def restore_last_good(self) -> bool:
         """U back to the state at the start of the last step; False where it was not kept."""

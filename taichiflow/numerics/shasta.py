@@ -34,7 +34,8 @@ its neighbours' faces do. It is a generic form of the "consistency check" of Ris
 which rescales the momentum of such a cell, and changes nothing where all those states are
 admissible (Sod's and Toro's 123 problem never use it, Marti & Mueller's problem 1 with a cold
 right state and Toro's blast do). It bounds one axis' step: in 2D and 3D the axes' steps add up
-(unsplit), which it does not bound.
+(unsplit), which it does not bound, unless they run one after the other ([scheme]
+dimensional_splitting).
 
 The step is one conservative flux through face j + 1/2,
 
@@ -46,8 +47,9 @@ interpolation carries across the face). A face recomputes all it needs from the 
 j-6 .. j+7: the predictor's states of cells j-3 .. j+4, the transported values of j-2 .. j+3,
 the corrected fluxes of its face and its two neighbours, and the states of j, j+1 with
 and without them (for the admissibility check). Forward Euler (integrator = "euler") is the
-classical step. In several dimensions each axis adds its own flux with the same dt (unsplit; Rischke's code
-splits). No Riemann solver, no reconstruction: the model's flux, velocity role and map between
+classical step. In several dimensions each axis adds its own flux with the same dt (unsplit), or, with
+[scheme] dimensional_splitting, takes a whole step of its own after the other (as Rischke's
+code does). No Riemann solver, no reconstruction: the model's flux, velocity role and map between
 W and U. Everything is resolved while the kernels compile; nothing here names a model.
 """
 

@@ -119,7 +119,7 @@ class Simulation:
         self._note_retry(reading)
         solver.restore_last_good()
         solver.check_state()            # W and model globals of the state before the step
-        solver.step(reading.last_dt, reading.t_before, retry=True)
+        solver.step(reading.last_dt, reading.t_before, retry=True, index=reading.steps - 1)
         rate, bad = solver.check_state()
         self.outputs.retries += 1
         if bad is not None:
