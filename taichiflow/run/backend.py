@@ -11,6 +11,12 @@ from ..errors import SimulationError
 
 # taichiflow --verbose: Taichi's own lines (its start, its INFO log) are shown too.
 VERBOSE = False
+_starts = 0  # ti.init calls so far: a Simulation built before the last one has lost its fields
+
+
+def taichi_starts() -> int:
+    """How many times Taichi has been started in this process (each Simulation starts it)."""
+    return _starts
 
 
 def init_taichi(arch: str, precision: str, fast_math, local_rank: int = 0, ranks: int = 1) -> tuple[str, str, bool]:
@@ -28,6 +34,8 @@ def init_taichi(arch: str, precision: str, fast_math, local_rank: int = 0, ranks
     if fast_math == "auto":
         fast_math = precision == "f32"
     dtype = ti.f32 if precision == "f32" else ti.f64
+    global _starts
+    _starts += 1
     # ti.init prints "[Taichi] Starting on arch=..." unconditionally: kept out of sight
     # unless verbose (run.log names the arch).
     with contextlib.nullcontext() if VERBOSE else contextlib.redirect_stdout(io.StringIO()):

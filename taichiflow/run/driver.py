@@ -13,6 +13,7 @@ from ..io import DiagnosticsCSV
 from ..kernels import clock as device_clock
 from ..kernels.diagnostic_rows import ROWS
 from ..parallel.comm import on_root, world
+from .backend import taichi_starts
 from .build import build
 from .failure import advice, bad_cell_message
 from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests
@@ -52,7 +53,8 @@ class Simulation:
         self.quiet = quiet
         built = build(case)
         self.arch, self.precision, self.fast_math = built.arch, built.precision, built.fast_math
-        self.model, self.params, self.plan, self.solver = built.model, built.params, built.plan, built.solver
+        self.model, self.params, self.plan, self._solver = built.model, built.params, built.plan, built.solver
+        self._taichi_start = taichi_starts()
         self.shock_jump = built.shock_jump
         self.dtype = self.solver.dtype
         grid = case["grid"]
@@ -62,6 +64,16 @@ class Simulation:
         self.out_dir = Path(out_dir) if out_dir else None
         self.outputs = Outputs(self)
         self.note = lambda line: None  # run.log's lines, while run() runs
+
+    @property
+    def solver(self):
+        """The kernels and fields, while they are this Simulation's: a newer Simulation starts
+        Taichi afresh, and this one's fields would then read that one's memory."""
+        if taichi_starts() != self._taichi_start:
+            raise SimulationError("this Simulation's Taichi fields were released when a newer Simulation started "
+                                  "Taichi again (one Simulation at a time per process): read its results before "
+                                  "building the next")
+        return self._solver
 
     def set_primitive(self, w: np.ndarray):
         """Set the state from primitive values of shape cells + (nW,)."""
