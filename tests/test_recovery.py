@@ -69,30 +69,40 @@ def test_a_failed_step_leaves_nothing_behind_in_the_low_storage_register(tmp_pat
     assert np.isfinite(sim.fields()["rho"]).all()
 
 
+GAMMA_WATER, GAMMA_AIR = 1 / 5.59, 2.5
+PI_WATER = 6.59 * 0.4069 / 5.59
+
+
+def repaired_cells(tmp_path, arch, rows, overrides=()):
+    """Four cells (water but `rows`, {cell: W}) through one check: U before and after it and
+    the repaired W, after asserting that no cell is left bad; and the count of repairs."""
+    sim = Simulation(precise(case_from_text(tmp_path, ADVECTION.format(
+        cells=[4], upper=[1.0], vel=[0.1, 0.0, 0.0], riemann="hllc", region='shape = "box"\nlower = [0.5]\nupper = [1.0]',
+        boundary='x = "periodic"'), list(overrides)), arch))
+    w = np.array([[1.0, 0.1, 0, 0, 1e-4, GAMMA_WATER, PI_WATER]] * 4)
+    for cell, row in rows.items():
+        w[cell] = row
+    sim.set_primitive(w)
+    u_before = sim.solver.U.to_numpy()
+    rate, bad = sim.solver.check_state()
+    assert bad is None
+    return u_before, sim.solver.U.to_numpy(), sim.solver.primitive_array(), sim.solver.take_repair_count()
+
+
 def test_repair_floors_pressure_and_clips_the_volume_fraction(tmp_path, arch):
     """Two cells outside the model: a gas-rich mixture (alpha 0.9) in tension beyond its
     pc, and gas with Gamma 10% above air's. repair() keeps rho and rho u, sets
     p + pc = p_floor and clips Gamma, Pi to the materials' values."""
-    sim = Simulation(precise(case_from_text(tmp_path, ADVECTION.format(
-        cells=[4], upper=[1.0], vel=[0.1, 0.0, 0.0], riemann="hllc", region='shape = "box"\nlower = [0.5]\nupper = [1.0]',
-        boundary='x = "periodic"')), arch))
-    gamma_water, gamma_air = 1 / 5.59, 2.5
-    pi_water = 6.59 * 0.4069 / 5.59
-    w = np.array([[1.0, 0.1, 0, 0, 1e-4, gamma_water, pi_water]] * 4)
-    mix_gamma, mix_pi = 0.9 * gamma_air + 0.1 * gamma_water, 0.1 * pi_water
-    w[1] = [0.1, 0.1, 0, 0, -0.02, mix_gamma, mix_pi]         # p + pc = -0.02 + 0.0148 < 0
-    w[2] = [0.001, 0.1, 0, 0, 1e-4, 1.1 * gamma_air, 0.0]     # alpha = 1.11
-    sim.set_primitive(w)
-    u_before = sim.solver.U.to_numpy()
-    rate, bad = sim.solver.check_state()
-    assert bad is None and sim.solver.take_repair_count() == 2
-    u_after = sim.solver.U.to_numpy()
+    mix_gamma, mix_pi = 0.9 * GAMMA_AIR + 0.1 * GAMMA_WATER, 0.1 * PI_WATER
+    u_before, u_after, repaired, repairs = repaired_cells(tmp_path, arch, {
+        1: [0.1, 0.1, 0, 0, -0.02, mix_gamma, mix_pi],          # p + pc = -0.02 + 0.0148 < 0
+        2: [0.001, 0.1, 0, 0, 1e-4, 1.1 * GAMMA_AIR, 0.0]})     # alpha = 1.11
+    assert repairs == 2
     np.testing.assert_array_equal(u_after[:, :4], u_before[:, :4])           # rho, rho u kept
     np.testing.assert_array_equal(u_after[[0, 3]], u_before[[0, 3]])          # good cells untouched
-    repaired = sim.solver.primitive_array()
     pc_mix = mix_pi / (mix_gamma + 1.0)
     assert repaired[1, 4] + pc_mix == pytest.approx(1e-6, rel=1e-6)           # p_floor
-    assert repaired[2, 5] == pytest.approx(gamma_air, rel=1e-12)              # alpha = 1
+    assert repaired[2, 5] == pytest.approx(GAMMA_AIR, rel=1e-12)              # alpha = 1
     assert repaired[2, 4] > 1e-4                                              # E kept: p = E/Gamma rises
 
 
@@ -101,30 +111,21 @@ def test_with_tension_alpha_a_gas_cell_in_tension_takes_more_gas_at_the_same_ene
     admissible without the option) gets the gas fraction that gives p = p_floor, with rho,
     rho u and E exactly kept; a liquid cell (alpha 1e-4) in the same tension is left alone; a
     gas-rich cell beyond its pc (E too small for any alpha) still gets the energy floor."""
-    sim = Simulation(precise(case_from_text(tmp_path, ADVECTION.format(
-        cells=[4], upper=[1.0], vel=[0.1, 0.0, 0.0], riemann="hllc", region='shape = "box"\nlower = [0.5]\nupper = [1.0]',
-        boundary='x = "periodic"'), ["model.params.tension_alpha=1.0e-3"]), arch))
-    gamma_water, gamma_air = 1 / 5.59, 2.5
-    pi_water = 6.59 * 0.4069 / 5.59
-    mixed = lambda alpha: (alpha * gamma_air + (1 - alpha) * gamma_water, (1 - alpha) * pi_water)
-    w = np.array([[1.0, 0.1, 0, 0, 1e-4, gamma_water, pi_water]] * 4)
-    w[1] = [0.5, 0.1, 0, 0, -0.01, *mixed(0.5)]
-    w[2] = [1.0, 0.1, 0, 0, -0.01, *mixed(1e-4)]
-    w[3] = [0.1, 0.1, 0, 0, -0.05, *mixed(0.99)]       # p + pc = -0.05 + 0.0014 < 0
-    sim.set_primitive(w)
-    u_before = sim.solver.U.to_numpy()
-    rate, bad = sim.solver.check_state()
-    assert bad is None and sim.solver.take_repair_count() == 2
-    u_after = sim.solver.U.to_numpy()
+    mixed = lambda alpha: (alpha * GAMMA_AIR + (1 - alpha) * GAMMA_WATER, (1 - alpha) * PI_WATER)
+    u_before, u_after, repaired, repairs = repaired_cells(tmp_path, arch, {
+        1: [0.5, 0.1, 0, 0, -0.01, *mixed(0.5)],
+        2: [1.0, 0.1, 0, 0, -0.01, *mixed(1e-4)],
+        3: [0.1, 0.1, 0, 0, -0.05, *mixed(0.99)]},              # p + pc = -0.05 + 0.0014 < 0
+        ["model.params.tension_alpha=1.0e-3"])
+    assert repairs == 2
     np.testing.assert_array_equal(u_after[:, :4], u_before[:, :4])           # rho, rho u kept
     np.testing.assert_array_equal(u_after[:3, 4], u_before[:3, 4])           # E kept but in cell 3
     np.testing.assert_array_equal(u_after[[0, 2]], u_before[[0, 2]])          # water, liquid-like cell untouched
-    repaired = sim.solver.primitive_array()
-    alpha = (repaired[:, 5] - gamma_water) / (gamma_air - gamma_water)
+    alpha = (repaired[:, 5] - GAMMA_WATER) / (GAMMA_AIR - GAMMA_WATER)
     assert repaired[1, 4] == pytest.approx(1e-6, rel=1e-6) and 0.5 < alpha[1] < 1.0
     # E = Gamma p + Pi + kinetic: from p = -0.01 to p_floor with Pi (1 - alpha) pi_water
     internal = mixed(0.5)[0] * -0.01 + mixed(0.5)[1]
-    assert alpha[1] == pytest.approx((1e-6 * gamma_water + pi_water - internal) / (pi_water - 1e-6 * (gamma_air - gamma_water)),
+    assert alpha[1] == pytest.approx((1e-6 * GAMMA_WATER + PI_WATER - internal) / (PI_WATER - 1e-6 * (GAMMA_AIR - GAMMA_WATER)),
                                      rel=1e-9)
     assert alpha[3] == pytest.approx(1.0, rel=1e-12) and repaired[3, 4] == pytest.approx(1e-6, rel=1e-6)
 

@@ -153,9 +153,9 @@ class Solver:
     def _stage_sweeps(self, ctx, scheme: FaceScheme, per_cell: bool) -> list:
         """The sweeps of one stage, in launch order (the plan's walked axes)."""
         plan = self.plan
-        sweeps = []
         if plan.split:  # each axis' sweep updates U: a sub-step of its own
             return [make_walk_sweep(ctx, axis, True, scheme, per_cell) for axis in plan.walked]
+        sweeps = []
         for k, axis in enumerate(plan.walked):
             across = plan.across if k == 0 else ()
             if plan.shuffle_in_walk and k == 0:
