@@ -145,10 +145,15 @@ def _joined(*vectors):
 
 def _split_face_flux(split_flux, to_global):
     """face_flux of the finite-difference method and of a method with its own face flux: no
-    face states, so none is ever replaced (the plan makes their fluxes per face: kernels/plan.py)."""
+    face states, so none is replaced, but a flux that counts its own fallbacks (SHASTA's
+    Lax-Friedrichs faces) reports them (the plan makes these fluxes per face: kernels/plan.py)."""
+    counting = getattr(split_flux, "counts_fallbacks", False)
 
     @ti.func
     def face_flux(stencil: ti.template(), index, i, dt_dx):
+        if ti.static(counting):
+            flux, fell_back = split_flux(stencil, dt_dx)
+            return permute(flux, to_global), fell_back
         return permute(split_flux(stencil, dt_dx), to_global), 0
 
     return face_flux

@@ -37,6 +37,12 @@ right state and Toro's blast do). It bounds one axis' step: in 2D and 3D the axe
 (unsplit), which it does not bound, unless they run one after the other ([scheme]
 dimensional_splitting).
 
+Positivity fallback ([scheme] positivity_fallback, on by default): a cell whose transported
+value ~u_j the model rejects (beside a hot region one or two cells wide the centred pressure
+term gives a cold cell more momentum than energy, before any anti-diffusion) takes
+Lax-Friedrichs (Rusanov) fluxes of the states at t on both its faces instead, counted as face
+fallbacks; the step stays conservative.
+
 The step is one conservative flux through face j + 1/2,
 
     G_{j+1/2} = (T_{j+1/2} + f_{j+1/2}) / lam,
@@ -54,6 +60,8 @@ W and U. Everything is resolved while the kernels compile; nothing here names a 
 """
 
 import taichi as ti
+
+from .riemann import make_rusanov
 
 REACH = 7        # cells the face flux reads on each side of its face (the ghost layers)
 N = 2 * REACH    # the stencil: cells j - 6 .. j + 7 of face j + 1/2
@@ -110,6 +118,8 @@ def make_shasta_flux(phys, scheme: dict):
     a = float(scheme.get("shasta_antidiffusion", ANTIDIFFUSION))
     moving = phys.model.velocity is not None  # (without a velocity role: v = 0, f = F)
     guard, eps_dependent = ADMISSIBILITY_GUARD, EPS_DEPENDENT_ANTIDIFFUSION
+    fallback = bool(scheme.get("positivity_fallback", True))
+    lax_friedrichs = make_rusanov(phys, scheme)
 
     def split(w):
         """u, v and f = F - v u of one primitive state."""
@@ -152,6 +162,16 @@ def make_shasta_flux(phys, scheme: dict):
         if ti.static(guard):
             here = ti.select(keeps(smooth[2], anti[1], anti[0]) & keeps(smooth[3], anti[2], anti[1]),
                              here, 0.0 * here)
-        return (faces[REACH - 4] + here) / dt_dx
+        flux = (faces[REACH - 4] + here) / dt_dx
+        if ti.static(not fallback):
+            return flux
+        # a cell whose transported value the model rejects takes Lax-Friedrichs fluxes on both faces
+        transported_ok = admissible(smooth[2]) & admissible(smooth[3])
+        fell_back = 0
+        if not transported_ok:
+            flux = lax_friedrichs(stencil[REACH - 1], stencil[REACH], dt_dx)
+            fell_back = 1
+        return flux, fell_back
 
+    shasta_flux.counts_fallbacks = fallback
     return shasta_flux
