@@ -29,12 +29,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# name: (case file, 3D?, the seed and scheme it stands for)
+# name: (case file, 3D?, the seed and scheme it stands for, overrides of the case)
+SHASTA_SPLIT = ("scheme.method='shasta'", "scheme.integrator='euler'", "scheme.dimensional_splitting=true")
 PROBLEMS = {
-    "marti_muller_1": ("sr_marti_muller_1.toml", False, "seed 000's 1D test, the case's scheme"),
-    "marti_muller_2": ("sr_marti_muller_2.toml", False, "seed 000's 1D test, the case's scheme"),
-    "blast_3d": ("sr_blast_3d.toml", True, "seed 000: MUSCL-Hancock (MINBEE) + MUSTA-FORCE, 3D"),
-    "expanding_ball": ("sr_expanding_ball.toml", True, "seed 002's ball (PLM + HLL + SSP-RK2: SHASTA runs 1D only)"),
+    "marti_muller_1": ("sr_marti_muller_1.toml", False, "seed 000's 1D test, the case's scheme", ()),
+    "marti_muller_2": ("sr_marti_muller_2.toml", False, "seed 000's 1D test, the case's scheme", ()),
+    "blast_3d": ("sr_blast_3d.toml", True, "seed 000: MUSCL-Hancock (MINBEE) + MUSTA-FORCE, 3D", ()),
+    "expanding_ball": ("sr_expanding_ball.toml", True, "seed 002's ball, the case's scheme (PLM + HLL + SSP-RK2)", ()),
+    "expanding_ball_shasta": ("sr_expanding_ball.toml", True, "seed 002's ball with its scheme: SHASTA, the axes "
+                              "one after the other", SHASTA_SPLIT),
 }
 
 
@@ -44,8 +47,8 @@ def measure_one(problem: str, arch: str, precision: str, cells: int, steps: int)
     from taichiflow.case import load_case
     from taichiflow.run import Simulation
 
-    case_file, three_d, _ = PROBLEMS[problem]
-    overrides = ["output.interval=0", f"run.arch='{arch}'", f"run.precision='{precision}'"]
+    case_file, three_d, _, scheme = PROBLEMS[problem]
+    overrides = ["output.interval=0", f"run.arch='{arch}'", f"run.precision='{precision}'", *scheme]
     if three_d:
         overrides.append(f"grid.cells=[{cells}, {cells}, {cells}]")
     case = load_case(ROOT / "cases" / case_file, overrides)
@@ -102,14 +105,14 @@ def print_table(results):
     """Rows per problem and grid: CPU (one thread) and CUDA rates, and CUDA's speed-ups."""
     rate = {(r["problem"], r["arch"], r["precision"], r["grid"]): r["cell_updates_per_s"] for r in results}
     rows = sorted({(r["problem"], r["grid"], r["cells"]) for r in results}, key=lambda k: (k[0], k[2]))
-    print(f"{'problem':>16} {'grid':>12} {'CPU 1 thread f64':>17} {'CPU f32':>10} {'CUDA f64':>10} "
+    print(f"{'problem':>21} {'grid':>12} {'CPU 1 thread f64':>17} {'CPU f32':>10} {'CUDA f64':>10} "
           f"{'CUDA f32':>10} {'speed-up f64':>12} {'speed-up f32':>12}")
     for problem, grid, _ in rows:
         values = [rate.get((problem, a, p, grid)) for a, p in
                   (("cpu", "f64"), ("cpu", "f32"), ("cuda", "f64"), ("cuda", "f32"))]
         ups = [f"{g / c:.0f}x" if g and c else "-" for c, g in ((values[0], values[2]), (values[1], values[3]))]
         text = [f"{v:.3e}" if v else "-" for v in values]
-        print(f"{problem:>16} {grid:>12} {text[0]:>17} {text[1]:>10} {text[2]:>10} {text[3]:>10} "
+        print(f"{problem:>21} {grid:>12} {text[0]:>17} {text[1]:>10} {text[2]:>10} {text[3]:>10} "
               f"{ups[0]:>12} {ups[1]:>12}")
 
 
