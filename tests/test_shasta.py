@@ -2,7 +2,8 @@
 the step against a numpy transcription of the relativistic SHASTA (Rischke, Bernard & Maruhn
 1995: half step, Boris & Book's transport, phoenical anti-diffusion, strong limiter, and the
 admissibility check), no new extrema on a contact, Sod's, Toro's 123 and blast errors, Marti &
-Mueller's problem 1 against the exact solution, conservation in 2D, and what the method refuses.
+Mueller's problem 1 against the exact solution, the Lax-Friedrichs faces of the positivity
+fallback (the expanding ball, seed 002's test), conservation in 2D, and what the method refuses.
 
 Measured numbers (CPU, f64) are in docs/numerics.md ("SHASTA"); each bound below is the
 measured value plus 20%.
