@@ -121,7 +121,7 @@ def test_sigterm_writes_a_checkpoint_from_which_the_run_completes_identically(tm
     finally:
         proc.kill()
     assert proc.returncode == 3, err
-    assert "stopped by SIGTERM" in err and "--restart" in err
+    assert "stopped by SIGTERM" in err and f"taichiflow run {stopped / 'case.toml'} --resume {stopped}" in err
     assert run_sod(stopped, "grid.cells=[800]", "time.end=0.1", extra=["--resume", str(stopped)]) == 0
     assert rows(stopped) == rows(straight)
     _, a = final_fields(straight)
@@ -130,11 +130,20 @@ def test_sigterm_writes_a_checkpoint_from_which_the_run_completes_identically(tm
         assert np.array_equal(a[name], b[name]), name
 
 
-def test_max_wall_time_stops_with_a_checkpoint(tmp_path, capsys):
+def test_max_wall_time_stops_with_a_checkpoint_and_the_command_that_continues(tmp_path, capsys):
+    """The message's command (the folder's case.toml, which has the run's --set) continues the
+    run; the case file without those --set is refused, and the refusal names that command."""
     out = tmp_path / "run"
     assert run_sod(out, "grid.cells=[800]", extra=["--max-wall-time", "00:00:00.5"]) == 3
-    assert "stopped by --max-wall-time" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "stopped by --max-wall-time" in err
     assert checkpoint.newest_valid(out).exists()
+    command = f"taichiflow run {out / 'case.toml'} --resume {out}"
+    assert command in err
+    assert main(["run", str(CASES / "sod.toml"), "--resume", str(out), "--quiet"]) != 0
+    assert command in capsys.readouterr().err  # (the grid differs: 100 cells, not 800)
+    assert main(["run", str(out / "case.toml"), "--resume", str(out), "--quiet"]) == 0
+    assert float(rows(out)[-1][0]) == pytest.approx(0.2)
 
 
 def test_blow_up_keeps_the_last_checkpoint_loadable_and_says_what_to_change(tmp_path, capsys):

@@ -259,8 +259,10 @@ class Simulation:
                 csv.flush()
                 saved = self.write_checkpoint()
                 self.write_snapshot()
-                raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}); "
-                                     f"continue with --restart {saved}") from None
+                raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}), "
+                                     f"checkpoint {saved}; continue with `taichiflow run "
+                                     f"{self.out_dir / 'case.toml'} --resume {self.out_dir}` (the folder's "
+                                     f"case.toml is this run's case, --set included)") from None
             except SimulationError:
                 for row in self.outputs.take_queued():  # (the steps before the failure)
                     csv.write(row)

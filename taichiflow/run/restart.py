@@ -56,10 +56,23 @@ def check_restart(sim, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
     model, grid or precision, another case (run/same_case.py), or a time past this run's end.
     Returns the log lines of the keys changed since the checkpoint."""
     header, path = loaded.header, loaded.path
-    checkpoint.check_compatible(header, identity(sim), path)
-    changes = check_same_case(header, sim.case, allow_change, path)
+    try:
+        checkpoint.check_compatible(header, identity(sim), path)
+        changes = check_same_case(header, sim.case, allow_change, path)
+    except CheckpointError as refused:
+        raise CheckpointError(f"{refused}{_own_case_hint(Path(path).parent, sim.case)}") from None
     check_time_left(header, sim.case["time"], path)
     return changes
+
+
+def _own_case_hint(folder: Path, case: dict) -> str:
+    """Where the refused checkpoint's folder keeps its run's resolved case (its --set applied)
+    and this run read another file: how to continue that run as it was."""
+    own = folder / "case.toml"
+    if not own.is_file() or Path(case.get("_source", "")).resolve() == own.resolve():
+        return ""
+    return (f". The run in {folder} keeps its case, with the --set it was run with, in {own}: "
+            f"`taichiflow run {own} --resume {folder}` continues it as it was")
 
 
 def check_time_left(header: dict, time: dict, path) -> None:
