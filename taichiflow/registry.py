@@ -251,8 +251,9 @@ methods = Catalogue("method", [
                     "transport with Boris & Book's moving-grid interpolation, phoenical anti-diffusion (coefficient "
                     "1/8 - eps^2/2) and the strong limiter, component by component on U; a corrected state the model "
                     "rejects keeps its transported value, and a cell whose transported value it rejects takes "
-                    "Lax-Friedrichs fluxes on both faces (positivity_fallback). Classical with integrator = 'euler'. Needs the model's "
-                    "flux, velocity role and map between W and U; reconstruction and riemann are ignored"),
+                    "Lax-Friedrichs fluxes on both faces (positivity_fallback). Classical with integrator = "
+                    "'euler'. Needs the model's flux, velocity role and map between W and U; reconstruction and "
+                    "riemann are ignored"),
 ])
 
 _RECON = "taichiflow.numerics.reconstruction:"
