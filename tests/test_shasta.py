@@ -241,7 +241,7 @@ def ball(tmp_path, overrides, dim=3):
         return precise(load_case(CASES / "sr_expanding_ball.toml", over + overrides))
     text = (CASES / "sr_expanding_ball.toml").read_text().replace('y = "periodic"', "").replace('z = "periodic"', "")
     over += ["grid.lower=[-1.0]", "grid.upper=[1.0]", "initial.regions.0.center=[0.0]"]
-    return precise(case_from_text(tmp_path, text, over + overrides, name=f"slab_{len(overrides)}.toml"))
+    return precise(case_from_text(tmp_path, text, over + overrides))
 
 
 def run_to_end(case):
