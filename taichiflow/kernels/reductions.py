@@ -170,7 +170,8 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
     chunks = chunk_ranges(cells)
     chunk_shape = [b for _, b in chunks]
     max_rate = _max_rate_func(phys, dx)
-    repaired_primitive = _repaired_primitive_func(phys, cells, U, check.repair_slots)
+    repaired_now, repairs = _repair_func(phys, cells, U, check.repair_slots), "repair" in phys.model.functions
+    repaired_primitive = _repaired_primitive_func(phys, U, repaired_now)
 
     @ti.func
     def primitive_of(I):
@@ -195,22 +196,34 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
         def check_row(J, scale: ti.template(), length: ti.template()):
             """W of `length` cells along x from cell scale * J[0] (the other indices J's);
             their largest rate, first bad cell and the model's globals' keys into slot
-            slot_of(J); skipping, the tile marked if one of them is not idle."""
+            slot_of(J); skipping, the tile marked if one of them is not idle. A row where
+            repair() changed a cell is visited again (the `again` pass), W then read from the
+            stored U: a later check (a checkpoint's, a resumed run's) finds the same W bit for
+            bit, which W from repair()'s registers did not give (fast-math rounds them apart)."""
             rate = 0.0
             bad = int64_max()
             keys = ti.Vector([int64_min() for _ in ti.static(model_globals)] or [0], ti.i64)
             holding = 0
-            for i in range(component(J, 0) * scale, ti.min(component(J, 0) * scale + length, cells[0])):
-                I = with_axis0(J, i, dim)
-                w = primitive_of(I)
-                rate = ti.max(rate, max_rate(w))
-                if not phys.admissible(w):
-                    bad = ti.min(bad, linear_index(I, cells))
-                for k in ti.static(range(len(model_globals))):
-                    keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
-                if ti.static(listing):
-                    if not phys.idle(U[I]):
-                        holding = 1
+            repaired = 0
+            for again in ti.static(range(2 if repairs else 1)):
+                if ti.static(again == 0) or repaired != 0:
+                    for i in range(component(J, 0) * scale, ti.min(component(J, 0) * scale + length, cells[0])):
+                        I = with_axis0(J, i, dim)
+                        w = phys.prim(U[I])
+                        if ti.static(repairs and again == 0):
+                            if repaired_now(I, w):
+                                repaired = 1
+                                continue
+                        W[I] = w
+                        copy_to_ghosts(I, w)
+                        rate = ti.max(rate, max_rate(w))
+                        if not phys.admissible(w):
+                            bad = ti.min(bad, linear_index(I, cells))
+                        for k in ti.static(range(len(model_globals))):
+                            keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
+                        if ti.static(listing):
+                            if not phys.idle(U[I]):
+                                holding = 1
             slot = slot_of(J)
             ti.atomic_max(rate_slots[slot], ordered_bits(rate))
             if bad != int64_max():  # rare
@@ -267,20 +280,32 @@ def _max_rate_func(phys, dx):
     return max_rate
 
 
-def _repaired_primitive_func(phys, cells, U, repair_slots):
-    """ti.func I -> W of cell I, after the model's repair() of U where W is inadmissible
-    (counted in repair_slots)."""
+def _repair_func(phys, cells, U, repair_slots):
+    """ti.func (I, w = prim(U[I])) -> whether the model's repair() changed U[I] (w inadmissible;
+    counted in repair_slots). Models without repair(): never."""
     repairs, slots = "repair" in phys.model.functions, REDUCTION_SLOTS
+
+    @ti.func
+    def repaired_now(I, w):
+        changed = False
+        if ti.static(repairs):
+            if not phys.admissible(w):
+                U[I] = phys.repair(U[I], w)
+                ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
+                changed = True
+        return changed
+
+    return repaired_now
+
+
+def _repaired_primitive_func(phys, U, repaired_now):
+    """ti.func I -> W of cell I, after the model's repair() of U where W is inadmissible."""
 
     @ti.func
     def repaired_primitive(I):
         w = phys.prim(U[I])
-        if ti.static(repairs):
-            if not phys.admissible(w):
-                u = phys.repair(U[I], w)
-                U[I] = u
-                w = phys.prim(u)
-                ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
+        if repaired_now(I, w):
+            w = phys.prim(U[I])
         return w
 
     return repaired_primitive
