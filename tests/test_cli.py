@@ -132,7 +132,8 @@ def test_bench_sweep_runs_every_target_workload(capsys, arch):
         ("two_phase", "weno5+hllc+lsrk3", "f32", 2.0e9), ("euler", "plm-mc+hll+ssprk2", "f32", 5.0e9),
         ("mhd", "weno5+hll+lsrk3", "f32", 1.5e9), ("mhd", "weno5z+hlld+lsrk3", "f32", 1.5e9),
         ("mhd", "plm-mc+hll+ssprk2", "f64", 9.0e8)] + [("shallow_water", "plm-mc+hll+ssprk2", "f32", None)] * 4 + [
-        ("srhd", "muscl_hancock-minbee+musta+euler", "f32", None), ("srhd", "weno5+hll+lsrk3", "f32", None)]
+        ("srhd", "muscl_hancock-minbee+musta+euler", "f32", None), ("srhd", "weno5+hll+lsrk3", "f32", None),
+        ("srhd_ultra", "shasta+euler", "f32", None)]
     assert [(r["wet_fraction"], r["overrides"]) for r in rows[7:11]] == [
         (1.0, "run.skip_idle=true"), (1.0, "run.skip_idle=false"), (0.1, "run.skip_idle=true"),
         (0.1, "run.skip_idle=false")]
