@@ -205,8 +205,8 @@ def _add_bench_parser(sub):
                        help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
                             "WENO5+HLLC+LSRK3 f32, Euler PLM+HLL+SSP-RK2 f32, MHD, and shallow water in 2D on "
                             "as many cells, all wet and 10%% wet, skipping dry tiles and not; special-relativistic "
-                            "MUSCL-Hancock + MUSTA-FORCE, WENO5 + HLL and SHASTA split by axes) at --cells, a row as each "
-                            "ends")
+                            "MUSCL-Hancock + MUSTA-FORCE, WENO5 + HLL and SHASTA split by axes) at --cells, "
+                            "a row as each ends")
 
 
 def _seconds(text) -> float:
