@@ -631,6 +631,8 @@ SCHEMA = Table({
         "shasta_diffusion": Key(Float(gt=0, le=0.5), OMIT),
         "shasta_antidiffusion": Key(Float(ge=0, le=0.125), OMIT),
         "positivity_fallback": Key(Choice(True, False), True),
+        # Zhang & Shu's scaling of a cell's face densities towards its mean (numerics/positivity.py)
+        "density_limiter": Key(Choice(True, False), False),
         # Each axis a whole step of its own, one after the other (kernels/plan.py: split)
         "dimensional_splitting": Key(Choice(True, False), False),
         "integrator": Key(INTEGRATORS, "lsrk3"),

@@ -109,6 +109,9 @@ def _check_method(scheme: dict, model, where: str) -> None:
     if scheme.get("dimensional_splitting") and "source" in model.functions:
         raise ModelError(f"{where}: [scheme] dimensional_splitting: model '{model.name}' has a source term, which "
                          f"the sweeps add once per stage and a split step would add once per axis; leave it false")
+    if scheme.get("density_limiter") and _lacks_role(model, "density"):
+        raise ModelError(f"{where}: [scheme] density_limiter limits the density, which model '{model.name}' does "
+                         f"not name (Model(density=...)); leave it false")
     missing = [hook for hook in method.hooks_for(scheme["variables"]) if _lacks_hook(model, hook)]
     if missing:
         raise ModelError(f"{where}: [scheme] method = '{method.name}' with variables = '{scheme['variables']}' "

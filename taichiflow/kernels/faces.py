@@ -23,6 +23,7 @@ class FaceScheme(NamedTuple):
     riemann: Callable
     variables: object
     split_flux: Callable = None
+    limit_density: Callable = None  # per-cell face states: (mean W, lower, upper) -> limited (numerics/positivity.py)
 
 
 class Stencil(NamedTuple):
@@ -69,7 +70,7 @@ class SweepContext(NamedTuple):
 def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunctions:
     """The face fluxes along axis of one face scheme."""
     phys, W, dim, fallback = ctx.phys, ctx.W, ctx.dim, ctx.plan.fallback
-    recon, riemann, variables, split_flux = scheme
+    recon, riemann, variables, split_flux, limit_density = scheme
     g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
     normal = ctx.to_normal_W[axis]
     to_global = ctx.to_global_F[axis]
@@ -77,6 +78,7 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     balance = phys.n_balance > 0
     static = phys.static_indices
     counting = getattr(riemann, "counts_fallbacks", False)
+    limited = limit_density is not None
 
     def cells_at(index, start, count):
         return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
@@ -133,7 +135,10 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     def cell_faces(stencil: ti.template(), dt_dx):
         """States on the lower and upper face of the middle cell of 2g - 1 cells."""
         transformed, context = variables.forward(stencil, g)
-        return variables.backward(*recon.cell_states(transformed, dt_dx), context)
+        lower, upper = variables.backward(*recon.cell_states(transformed, dt_dx), context)
+        if ti.static(limited):
+            lower, upper = limit_density(stencil[g - 1], lower, upper)
+        return lower, upper
 
     return FaceFunctions(cells_at, solve, face_flux, cell_faces)
 

@@ -342,8 +342,18 @@ def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision
 
 def _per_cell(reconstruct: str, scheme: dict, arch: str, precision: str, reach: int) -> bool:
     """reconstructs_per_cell, for a method whose face fluxes have face states; the others
-    (finite differences) reconstruct per face."""
+    (finite differences) reconstruct per face. The density limiter needs both face states of
+    a cell at once: per cell, whatever the measured rules say."""
     method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    if scheme.get("density_limiter", False):
+        variables = scheme.get("variables", "primitive")
+        if method.per_face or method.own_flux or reconstruct == "face" \
+                or not registry.reconstructed_variables.get(variables).per_cell:
+            raise ValueError(f"[scheme] density_limiter needs both face states of a cell at once: finite volumes "
+                             f"with variables = 'primitive' or 'conserved' and [run] reconstruct 'auto' or 'cell' "
+                             f"(here method = '{method.name}', variables = '{variables}', reconstruct = "
+                             f"'{reconstruct}')")
+        return True
     if method.per_face:
         if reconstruct == "cell":
             raise ValueError(f"[run] reconstruct = 'cell' needs face states, which method = '{method.name}' "

@@ -21,6 +21,7 @@ import taichi as ti
 from .. import taichi_patches  # noqa: F401  (before any field is made)
 from ..numerics.reconstruction import make_reconstruction
 from ..numerics.riemann import RIEMANN_SOLVERS
+from ..numerics.positivity import make_density_limiter
 from ..numerics.splitting import make_split_flux
 from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME, methods
 from ..numerics.variables import make_variables
@@ -118,7 +119,10 @@ class Solver:
         if scheme.get("method", FINITE_VOLUME) == FINITE_DIFFERENCE:
             split = make_split_flux(self.phys, recon, characteristic=variables == "characteristic")
             return FaceScheme(recon, riemann, None, split)
-        return FaceScheme(recon, riemann, make_variables(variables, self.phys))
+        limiter = None
+        if scheme.get("density_limiter", False):  # (per-cell face states: the plan made sure)
+            limiter = make_density_limiter(self.phys.W.index(self.phys.model.density))
+        return FaceScheme(recon, riemann, make_variables(variables, self.phys), limit_density=limiter)
 
     def _build(self, boundaries: Boundaries):
         phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim
