@@ -133,7 +133,7 @@ def _gas_taking_up_tension(U, Gamma, Pi, gamma_l, gamma_g, pi_l, pi_g, p_floor, 
     are linear in alpha), at most 1. Why: the Gamma-Pi mixture has no K div(u) term (Kapila et
     al. 2001) through which the gas of a mixture cell takes up an expansion, so an opening
     interface pulls its mixture cells into the liquid's tension, and they pull the gas out of
-    the cells beside them until a density is negative (docs/numerics.md)."""
+    the cells beside them until a density is negative (docs/bubble_collapse.md)."""
     internal = U.E - 0.5 * U.mom.dot(U.mom) / U.rho
     alpha = (Gamma - gamma_l) / (gamma_g - gamma_l)
     if alpha > tension_alpha and internal - Pi < p_floor * Gamma:

@@ -85,7 +85,7 @@ def assert_cuda_matches_cpu(case_file, overrides, tolerance):
 def test_a_two_phase_run_on_cuda_repeats_bit_for_bit():
     """The quarter cavity array as shipped (f32, fast-math, WENO5-Z + HLLC + LSRK3, the repair
     and the retry scheme) run twice from the same case gives the same state bit for bit: what
-    bit-exact restarts rest on. (Two H200 runs at 2048x256x256 parted at step 2546, docs/numerics.md;
+    bit-exact restarts rest on. (Two H200 runs at 2048x256x256 parted at step 2546, docs/bubble_collapse.md;
     two CPU runs do not part.)"""
     case = ["grid.cells=[256, 32, 32]", "output.interval=0", "run.arch='cuda'", "run.precision='f32'"]
     runs = []

@@ -83,8 +83,13 @@ def test_the_density_limiter_leaves_sods_tube_bit_for_bit(tmp_path, arch):
 def test_the_density_limiter_needs_both_face_states_of_a_cell_and_a_density(tmp_path):
     with pytest.raises(CaseError, match="density_limiter needs both face states of a cell"):
         Simulation(load_case(CASES / "sod.toml", ["scheme.density_limiter=true", "run.reconstruct='face'"]))
-    with pytest.raises(CaseError, match="variables = 'characteristic'"):
+    with pytest.raises(CaseError, match="density_limiter needs both face states.*variables = 'characteristic'"):
         Simulation(load_case(CASES / "sod.toml", ["scheme.density_limiter=true", "scheme.variables='characteristic'"]))
+    with pytest.raises(CaseError, match="reconstruction = 'muscl_hancock' predicts them half a step ahead"):
+        Simulation(load_case(CASES / "sod.toml", ["scheme.density_limiter=true",
+                                                  "scheme.reconstruction='muscl_hancock'"]))
+    with pytest.raises(CaseError, match="faces a fused stage solves across its walk"):
+        Simulation(load_case(CASES / "sod.toml", ["scheme.density_limiter=true", "run.fuse=true"]))
     with pytest.raises(ModelError, match="density_limiter limits the density, which model 'shallow_water'"):
         Simulation(load_case(CASES / "dam_break_wet.toml", ["scheme.density_limiter=true"]))
     # on CUDA in f32 WENO5 reconstructs per face by default (kernels/plan.py); limited, per cell
@@ -95,3 +100,40 @@ def test_the_density_limiter_needs_both_face_states_of_a_cell_and_a_density(tmp_
     assert cuda_f32_per_cell() == (True,)
     case["scheme"]["density_limiter"] = False
     assert cuda_f32_per_cell() == (False,)
+    # the faces across a fused walk are solved per face: a limited stage is not fused (PLM fuses by default)
+    plm = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]", "scheme.reconstruction='plm'"])
+    fused = lambda: kernel_plan.resolve(plm["scheme"], plm["run"], "cpu", "f64", plm["grid"]["cells"], kinds).fused
+    assert fused()
+    plm["scheme"]["density_limiter"] = True
+    assert not fused()
+
+
+def test_the_density_limiter_keeps_the_mean_and_lifts_the_least_point_to_its_floor():
+    """numerics/positivity.py on single cells (f64, CPU): untouched where the three Gauss-Lobatto
+    points are above 1e-3 of the mean; else both faces moved towards the mean by one factor,
+    so that the least point lands on the floor and the mean (lower + 4 interior + upper) / 6
+    is kept; a cell whose mean is not positive gets the mean on both faces."""
+    import taichi as ti
+    from taichiflow.numerics.positivity import FLOOR_SHARE, make_density_limiter
+    ti.init(arch=ti.cpu, default_fp=ti.f64, fast_math=False, log_level=ti.WARN)
+    limit = make_density_limiter(0)
+    cases = np.array([[1.0, 0.9, 1.2], [1e-4, 5e-3, 2e-4], [1e-4, -1e-5, 3e-4], [-1e-6, 0.3, 0.1]])
+    out = ti.Vector.field(2, ti.f64, shape=len(cases))
+
+    @ti.kernel
+    def run(c: ti.types.ndarray()):
+        for k in range(c.shape[0]):
+            lower, upper = limit(ti.Vector([c[k, 0], 7.0]), ti.Vector([c[k, 1], 8.0]), ti.Vector([c[k, 2], 9.0]))
+            out[k] = ti.Vector([lower[0], upper[0]])
+
+    run(cases)
+    faces = out.to_numpy()
+    np.testing.assert_array_equal(faces[0], cases[0, 1:])                       # nothing to do
+    for k in (1, 2):
+        mean, (low, high) = cases[k, 0], faces[k]
+        interior = 1.5 * mean - 0.25 * (low + high)
+        assert min(low, high, interior) == pytest.approx(FLOOR_SHARE * mean, rel=1e-9)
+        assert (low + 4 * interior + high) / 6 == pytest.approx(mean, rel=1e-12)
+        theta = (low - mean) / (cases[k, 1] - mean)
+        assert 0 < theta < 1 and (high - mean) / (cases[k, 2] - mean) == pytest.approx(theta, rel=1e-12)
+    np.testing.assert_array_equal(faces[3], [-1e-6, -1e-6])                    # mean <= 0: first order

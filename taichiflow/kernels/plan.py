@@ -353,6 +353,9 @@ def _per_cell(reconstruct: str, scheme: dict, arch: str, precision: str, reach: 
                              f"with variables = 'primitive' or 'conserved' and [run] reconstruct 'auto' or 'cell' "
                              f"(here method = '{method.name}', variables = '{variables}', reconstruct = "
                              f"'{reconstruct}')")
+        if registry.reconstructions.get(scheme["reconstruction"]).needs_model:
+            raise ValueError(f"[scheme] density_limiter scales face states that average to the cell's mean; "
+                             f"reconstruction = '{scheme['reconstruction']}' predicts them half a step ahead")
         return True
     if method.per_face:
         if reconstruct == "cell":
@@ -412,8 +415,13 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
         segments = tuple(min(length, int(run["idle_tile"])) for length in segments)
     per_cell = tuple(_per_cell(run["reconstruct"], s, arch, precision, reach) for s, reach in zip(schemes, reaches))
     fuse = fuse_choice(run["fuse"], run["shuffle"])
+    limited = any(s.get("density_limiter", False) for s in schemes)
+    if limited and fuse is True:
+        raise ValueError("[scheme] density_limiter needs both face states of every cell, which the faces a fused "
+                         "stage solves across its walk do not have; leave [run] fuse 'auto' (then not fused) or false")
     shuffle = uses_shuffle(run["shuffle"], arch, precision, run["block_dim"])
-    fused = (reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1 and not split
+    fused = ((reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1 and not split
+             and not limited)
     if split:  # each axis' sweep updates U on its own (no fused walk, no shuffles across the walk)
         shuffle = False
     # In 1D the last axis is x, and it is walked. A fused stage's walk along x takes "walk" too
