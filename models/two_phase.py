@@ -20,9 +20,11 @@ model = Model(
     primitive={"rho": 1, "vel": 3, "p": 1, "Gamma": 1, "Pi": 1},
     # The two materials whose Gamma, Pi values bound the mixture (gas volume fraction alpha);
     # p_floor: the least p + pc a cell may reach (the shipped cases' units: GPa, i.e. 1 kPa);
-    # tension_alpha: the gas fraction above which a cell holds no tension (repair(); 1: off).
+    # tension_alpha: the gas fraction above which a cell holds no tension (repair(); 1: off);
+    # vacuum_density: the least density of a cell; an emptier one becomes still gas of this
+    # density at the pressure floor (repair(); 0: off).
     params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0, "p_floor": 1.0e-6,
-            "tension_alpha": 1.0},
+            "tension_alpha": 1.0, "vacuum_density": 0.0},
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "Gamma"),
     advected=("Gamma", "Pi"),
@@ -98,9 +100,17 @@ def _in_bounds(W, gamma_liquid, gamma_gas, p_floor):
 
 
 @model.admissible
-def admissible(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template()):
+def admissible(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template(), vacuum_density: ti.template()):
     """In bounds; with tension_alpha < 1 also no tension (p < 0) in a cell holding gas (alpha
-    above it), see repair(). (A template: each value compiles its own kernels; 1 adds nothing.)"""
+    above it); with vacuum_density > 0 also at least that density. See repair(). (Templates:
+    each value compiles its own kernels; tension_alpha = 1 and vacuum_density = 0 add nothing.)"""
+    if ti.static(vacuum_density > 0.0):
+        return _no_tension(W, gamma_liquid, gamma_gas, p_floor, tension_alpha) & (W.rho >= vacuum_density)
+    return _no_tension(W, gamma_liquid, gamma_gas, p_floor, tension_alpha)
+
+
+@ti.func
+def _no_tension(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template()):
     if ti.static(tension_alpha < 1.0):
         return (_in_bounds(W, gamma_liquid, gamma_gas, p_floor)
                 & ((W.p >= 0.0) | (gas_fraction(W, gamma_liquid, gamma_gas) <= tension_alpha)))
@@ -108,13 +118,14 @@ def admissible(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template()
 
 
 @model.repair
-def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor, tension_alpha: ti.template()):
+def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor, tension_alpha: ti.template(),
+           vacuum_density: ti.template()):
     """Floors for cells the scheme pushed out of the model (counted as `repairs`): Gamma and
     Pi clipped to the two materials' values (alpha in [0, 1]); with tension_alpha < 1, a cell
     holding gas (alpha above it) in tension takes more gas (_gas_taking_up_tension); then
     p + pc >= p_floor by raising E: a gas-rich mixture in a violent rebound would otherwise
     reach the tension -pc that its small liquid fraction allows, where c^2 -> 0. Mass and
-    momentum are kept."""
+    momentum are kept, except in a cell emptier than vacuum_density (_vacuum)."""
     gamma_l, gamma_g = 1.0 / (gamma_liquid - 1.0), 1.0 / (gamma_gas - 1.0)
     pi_l, pi_g = gamma_liquid * pc_liquid / (gamma_liquid - 1.0), gamma_gas * pc_gas / (gamma_gas - 1.0)
     Gamma = ti.min(ti.max(U.Gamma, ti.min(gamma_l, gamma_g)), ti.max(gamma_l, gamma_g))
@@ -123,7 +134,24 @@ def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor, tension_al
         Gamma, Pi = _gas_taking_up_tension(U, Gamma, Pi, gamma_l, gamma_g, pi_l, pi_g, p_floor, tension_alpha)
     kinetic = 0.5 * U.mom.dot(U.mom) / U.rho
     p = ti.max((U.E - kinetic - Pi) / Gamma, p_floor - Pi / (Gamma + 1.0))
-    return model.U(rho=U.rho, mom=U.mom, E=Gamma * p + Pi + kinetic, Gamma=Gamma, Pi=Pi)
+    rho, mom = U.rho, U.mom
+    if ti.static(vacuum_density > 0.0):
+        rho, mom, kinetic, p = _vacuum(U, p, Pi, Gamma, kinetic, p_floor, vacuum_density)
+    return model.U(rho=rho, mom=mom, E=Gamma * p + Pi + kinetic, Gamma=Gamma, Pi=Pi)
+
+
+@ti.func
+def _vacuum(U, p, Pi, Gamma, kinetic, p_floor, vacuum_density):
+    """(rho, rho u, kinetic energy, p) of a cell: where 0 < rho < vacuum_density, still
+    matter of that density at the pressure floor (an atmosphere, as astrophysical codes keep
+    one). Why: a gas pocket the flow has emptied keeps a positive density under the density
+    limiter, but the pressure of its faces pushes momentum into it whatever its mass, and
+    its velocity and sound speed (gamma p_floor / rho) grow until the time step collapses
+    (docs/bubble_collapse.md). A cell with rho <= 0 stays bad (the step is retried)."""
+    rho, mom = U.rho, U.mom
+    if (U.rho > 0.0) & (U.rho < vacuum_density):
+        rho, mom, kinetic, p = vacuum_density, ti.Vector([0.0, 0.0, 0.0]), 0.0, p_floor - Pi / (Gamma + 1.0)
+    return rho, mom, kinetic, p
 
 
 @ti.func

@@ -39,12 +39,13 @@ def test_weno5_fails_without_fallback_and_runs_with_it(tmp_path, arch):
 # Two water slabs pulled apart at 0.1 mm/us from an air layer 0.04 mm wide (200 cells, f64,
 # WENO5-Z + HLLC + LSRK3, cfl 0.4): the layer thins, and its mixture cells would go into
 # tension without tension_alpha (set here as in the cavity-array cases).
-def pulled_apart_gap(tmp_path, arch, density_limiter: bool):
+def pulled_apart_gap(tmp_path, arch, density_limiter: bool, tension_alpha=1e-3, vacuum_density=0.0):
     text = ADVECTION.format(cells=[200], upper=[1.0], vel=[0.0, 0.0, 0.0], riemann="hllc",
                             region='shape = "box"\nlower = [0.48]\nupper = [0.52]\nsmoothing = 0.005',
                             boundary='x = "outflow"')
-    case = precise(case_from_text(tmp_path, text, ["scheme.cfl=0.4", "model.params.tension_alpha=1e-3",
-                                                   f"scheme.density_limiter={str(density_limiter).lower()}"]), arch)
+    case = precise(case_from_text(tmp_path, text, [
+        "scheme.cfl=0.4", f"model.params.tension_alpha={tension_alpha}",
+        f"model.params.vacuum_density={vacuum_density}", f"scheme.density_limiter={str(density_limiter).lower()}"]), arch)
     sim = Simulation(case)
     w = sim.solver.primitive_array()
     x = (np.arange(200) + 0.5) / 200
@@ -66,6 +67,21 @@ def test_the_density_limiter_carries_an_emptying_gas_layer_through(tmp_path, arc
     rho = sim.solver.primitive_array()[:, 0]
     assert sim.t == pytest.approx(0.3) and sim.step_count < 300
     assert rho.min() > 0.0 and rho[95:105].min() < 1e-5
+
+
+def test_the_limiter_with_a_vacuum_density_carries_the_layer_through_without_tension_alpha(tmp_path, arch):
+    """Without tension_alpha the layer's mixture cells go into tension and pull the gas out of
+    its middle. Limited, the densities stay positive, but the emptied cells take speeds of
+    their faces' pressure and the time step collapses before t = 0.3 (a SimulationError
+    naming it). With vacuum_density = 1e-6 as well (repair(): an emptier cell becomes still
+    gas of that density at the pressure floor) the run ends in fewer than 300 steps."""
+    with pytest.raises(SimulationError, match="time step collapsed"):
+        pulled_apart_gap(tmp_path, arch, True, tension_alpha=1.0).advance(0.3, max_steps=1000)
+    sim = pulled_apart_gap(tmp_path, arch, True, tension_alpha=1.0, vacuum_density=1e-6)
+    sim.advance(0.3, max_steps=1000)
+    rho = sim.solver.primitive_array()[:, 0]
+    assert sim.t == pytest.approx(0.3) and sim.step_count < 300
+    assert 1e-6 <= rho.min() < 1.01e-6   # the emptied middle held at vacuum_density
 
 
 def test_the_density_limiter_leaves_sods_tube_bit_for_bit(tmp_path, arch):

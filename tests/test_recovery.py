@@ -131,6 +131,21 @@ def test_with_tension_alpha_a_gas_cell_in_tension_takes_more_gas_at_the_same_ene
     assert alpha[3] == pytest.approx(1.0, rel=1e-12) and repaired[3, 4] == pytest.approx(1e-6, rel=1e-6)
 
 
+def test_with_vacuum_density_an_emptied_cell_becomes_still_gas_at_the_floor(tmp_path, arch):
+    """vacuum_density = 1e-6: a gas cell at rho = 1e-9 moving at 50 mm/us (an emptied pocket)
+    becomes gas at rho = 1e-6, at rest, at p = p_floor; gas at 2e-6 and a cell with rho < 0
+    are left to the other rules (the latter stays bad: not repaired into matter)."""
+    u_before, u_after, repaired, repairs = repaired_cells(tmp_path, arch, {
+        1: [1e-9, 50.0, -20.0, 0, 1e-5, GAMMA_AIR, 0.0],
+        2: [2e-6, 0.3, 0, 0, 1e-5, GAMMA_AIR, 0.0]}, ["model.params.vacuum_density=1.0e-6"])
+    assert repairs == 1
+    np.testing.assert_array_equal(u_after[[0, 2, 3]], u_before[[0, 2, 3]])
+    np.testing.assert_allclose(repaired[1], [1e-6, 0, 0, 0, 1e-6, GAMMA_AIR, 0.0], rtol=1e-12, atol=1e-300)
+    with pytest.raises(AssertionError):  # (repaired_cells asserts that no cell is left bad)
+        repaired_cells(tmp_path, arch, {1: [-1e-9, 0.1, 0, 0, 1e-5, GAMMA_AIR, 0.0]},
+                       ["model.params.vacuum_density=1.0e-6"])
+
+
 def test_a_retry_inside_a_batch_of_device_steps_gives_the_one_of_single_steps(tmp_path, arch):
     """Without a callback the device runs steps in batches: the bad step 2 halts its batch,
     is retried from U0 and the batch goes on, as when every step is read back."""
