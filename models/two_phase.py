@@ -21,7 +21,7 @@ model = Model(
     # The two materials whose Gamma, Pi values bound the mixture (gas volume fraction alpha);
     # p_floor: the least p + pc a cell may reach (the shipped cases' units: GPa, i.e. 1 kPa);
     # tension_alpha: the gas fraction above which a cell holds no tension (repair(); 1: off);
-    # vacuum_density: the least density of a cell; an emptier one becomes still gas of this
+    # vacuum_density: the least density of a cell; an emptier one becomes still matter of this
     # density at the pressure floor (repair(); 0: off).
     params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0, "p_floor": 1.0e-6,
             "tension_alpha": 1.0, "vacuum_density": 0.0},
@@ -144,13 +144,15 @@ def repair(U, W, gamma_liquid, pc_liquid, gamma_gas, pc_gas, p_floor, tension_al
 def _vacuum(U, p, Pi, Gamma, kinetic, p_floor, vacuum_density):
     """(rho, rho u, kinetic energy, p) of a cell: where 0 < rho < vacuum_density, still
     matter of that density at the pressure floor (an atmosphere, as astrophysical codes keep
-    one). Why: a gas pocket the flow has emptied keeps a positive density under the density
-    limiter, but the pressure of its faces pushes momentum into it whatever its mass, and
-    its velocity and sound speed (gamma p_floor / rho) grow until the time step collapses
-    (docs/bubble_collapse.md). A cell with rho <= 0 stays bad (the step is retried)."""
+    one): p + pc = p_floor, or p = 0 where pc is larger (a mixture holding gas takes no
+    tension). Why: a gas pocket the flow has emptied keeps a positive density under the
+    density limiter, but the pressure of its faces pushes momentum into it whatever its mass,
+    and its velocity and sound speed (c^2 = gamma p_floor / rho) grow until the time step
+    collapses (docs/bubble_collapse.md). A cell with rho <= 0 stays bad (the step is retried)."""
     rho, mom = U.rho, U.mom
     if (U.rho > 0.0) & (U.rho < vacuum_density):
-        rho, mom, kinetic, p = vacuum_density, ti.Vector([0.0, 0.0, 0.0]), 0.0, p_floor - Pi / (Gamma + 1.0)
+        floor = ti.max(p_floor - Pi / (Gamma + 1.0), 0.0)
+        rho, mom, kinetic, p = vacuum_density, ti.Vector([0.0, 0.0, 0.0]), 0.0, floor
     return rho, mom, kinetic, p
 
 
