@@ -111,6 +111,7 @@ def admissible(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template()
 
 @ti.func
 def _no_tension(W, gamma_liquid, gamma_gas, p_floor, tension_alpha: ti.template()):
+    """In bounds, and with tension_alpha < 1 not in tension where the cell holds gas."""
     if ti.static(tension_alpha < 1.0):
         return (_in_bounds(W, gamma_liquid, gamma_gas, p_floor)
                 & ((W.p >= 0.0) | (gas_fraction(W, gamma_liquid, gamma_gas) <= tension_alpha)))
