@@ -154,6 +154,18 @@ def test_bench_under_mpirun_steps_blocks_of_one_grid_and_rank_0_reports(tmp_path
     assert row["cell_updates_per_s_per_rank"] == pytest.approx(row["cell_updates_per_s"] / 2, rel=1e-12)
 
 
+def test_the_exchange_timeline_tool_times_each_exchange_on_each_rank(tmp_path):
+    """tools/exchange-timeline.py on 2 CPU ranks (host clocks for the events): a line per rank,
+    and the exchanges it timed are LSRK3's three a step plus the check's at the advance's start."""
+    tool = Path(__file__).resolve().parent.parent / "tools" / "exchange-timeline.py"
+    done = launch(2, [str(tool), "--model", "euler", "--grid", "16", "8", "8", "--steps", "4", "--repeats", "1"],
+                  timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = sorted(line for line in done.stdout.splitlines() if line.startswith("rank "))
+    assert [line.split()[1] for line in lines] == ["0", "1"]
+    assert all("for 4 steps | 13 exchanges" in line for line in lines), lines
+
+
 def test_a_restart_on_another_number_of_ranks_continues_bit_for_bit(runs):
     """Checkpointed on 4 ranks (one piece each, and the manifest), restarted from the first
     checkpoint on 2 ranks and on one: the snapshots of the run never stopped, bit for bit."""
