@@ -25,6 +25,12 @@ def component(value, index: int):
     return impl.subscript(None, value, index)
 
 
+def with_component(value, index: int, replacement, length: int):
+    """The first `length` elements of a Taichi vector expression, element `index` replaced
+    (compiled in: index and length are Python ints)."""
+    return ti.Vector([replacement if k == index else component(value, k) for k in range(length)])
+
+
 def shape_of(value):
     """() for a scalar, (n,) for a vector, (n, m) for a matrix, as Taichi sees a value while a
     kernel compiles; None for anything else (left for Taichi to judge)."""

@@ -4,7 +4,7 @@ import numpy as np
 import taichi as ti
 from taichi.lang import impl
 
-from ..layout import component
+from ..layout import component, with_component
 
 
 def cell_center(I, lower, dx, offset=()):
@@ -24,7 +24,7 @@ def with_axis0(C, i, dim: int):
 
 def with_axis(C, axis: int, i, dim: int):
     """Index vector C with its component along axis replaced by i."""
-    return ti.Vector([i if d == axis else component(C, d) for d in range(dim)])
+    return with_component(C, axis, i, dim)
 
 
 @ti.func

@@ -13,7 +13,7 @@ bit), and works on the density alone.
 """
 import taichi as ti
 
-from ..layout import component
+from ..layout import component, with_component
 
 # The least share of the mean density each of the three points may keep.
 FLOOR_SHARE = 1e-3
@@ -32,11 +32,8 @@ def make_density_limiter(density_index: int):
         if least < floor:  # (mean > floor > least for a positive mean; else first order)
             theta = ti.select(mean > 0.0, (mean - floor) / ti.max(mean - least, 1e-30), 0.0)
             low, high = mean + theta * (low - mean), mean + theta * (high - mean)
-        return _with(lower, density_index, low), _with(upper, density_index, high)
+        return (with_component(lower, density_index, low, lower.n),
+                with_component(upper, density_index, high, upper.n))
 
     return limited
 
-
-def _with(vector, index: int, value):
-    """vector with its component `index` replaced (compiled in: `index` is a Python int)."""
-    return ti.Vector([value if k == index else component(vector, k) for k in range(vector.n)])
