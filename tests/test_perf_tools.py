@@ -27,6 +27,10 @@ def test_weak_scaling_grows_the_grid_with_the_ranks_and_rates_each_rank():
     efficiency = rows[1]["cell_updates_per_s_per_rank"] / rows[0]["cell_updates_per_s_per_rank"]
     assert table[0].split()[:2] == ["1", "8x8x8"] and table[0].endswith("100%")
     assert table[1].split()[:2] == ["2", "16x8x8"] and table[1].endswith(f"{efficiency:.0%}")
+    along_y = tool("scaling.py", "weak", "--ranks", 2, "--block", 8, "--along-y", "--arch", "cpu", "--steps", 2,
+                   "--repeats", 1)
+    rows = [json.loads(line) for line in along_y.stdout.splitlines() if line.startswith("{")]
+    assert [(r["ranks"], r["grid"], r["block"]) for r in rows] == [(2, "8x16x8", "8x8x8")]
 
 
 def test_seed_speedups_time_a_run_after_its_first_step_and_divide_like_for_like(tmp_path):

@@ -189,6 +189,19 @@ def test_warp_shuffles_need_cuda_and_whole_warps():
     assert "warp shuffles inside the walk along x" in fused_3d.describe()
 
 
+def test_each_sweep_names_the_axes_whose_ghost_layers_it_reads():
+    """KernelPlan.solved_axes: what a step's exchange of ghost layers waits for before each
+    sweep (kernels/exchange.py), the later axes arriving while the earlier sweeps run."""
+    sedov = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]"])
+    def axes(plan):
+        return [plan.solved_axes(k) for k in range(len(plan.walked))]
+    assert axes(plan_of(sedov)) == [(0,), (1,), (2,)]  # CPU: three walks
+    assert axes(plan_of(sedov, "cuda", "f32")) == [(0, 2), (1,)]  # z through shuffles in the walk along x
+    assert axes(plan_of(sedov, "cuda", "f64")) == [(0,), (1,), (2,)]  # z in a shuffle sweep of its own
+    plm = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]", "scheme.reconstruction='plm'"])
+    assert axes(plan_of(plm)) == [(0, 1, 2)] and axes(plan_of(plm, "cuda", "f32")) == [(0, 1, 2)]  # fused
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("shuffle,reconstruct,fuse", [(True, "face", False), ("walk", "face", False),
                                                       ("walk", "cell", False), ("walk", "cell", True)])

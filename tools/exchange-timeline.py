@@ -3,9 +3,9 @@
     mpirun -n 4 python3 tools/exchange-timeline.py --model two_phase --grid 384 384 192 --split 2 2 1
 
 Steps the bench's state (taichiflow/bench.py) on its blocks and records CUDA events around
-every exchange of ghost layers (pack, transfer, unpack) on every rank; prints, per rank and
-repeat of 20 steps, the wall time, the GPU time inside the exchanges and between them, and the
-host time spent in the exchange calls. An exchange whose GPU time is long on one rank and short
+every exchange of ghost layers on every rank (its begin: pack and post; its completion: wait
+and unpack); prints, per rank and repeat of 20 steps, the wall time, the GPU time
+inside those calls and between them, and the host time spent in them. An exchange whose GPU time is long on one rank and short
 on the others is waiting for a slower neighbour; GPU gaps that grow with the host time say that
 the host, not the GPU, sets the pace. On the CPU backend host clocks stand in for the events.
 """
@@ -54,19 +54,25 @@ def main():
     make_event = event_maker()
     cuda = make_event is not HostEvent
     records, recording = [], [False]
-    original = BlockExchange.exchange_ghosts
 
-    def timed_exchange(self, W):
-        if not recording[0]:
-            return original(self, W)
-        events = make_event(), make_event()
-        start = time.perf_counter()
-        events[0].record()
-        original(self, W)
-        events[1].record()
-        records.append((events, time.perf_counter() - start))
+    def timed(method, kind):
+        def timed_call(self, W, *args):
+            if not recording[0]:
+                return method(self, W, *args)
+            events = make_event(), make_event()
+            start = time.perf_counter()
+            events[0].record()
+            done = method(self, W, *args)
+            events[1].record()
+            if done is not False:  # (a completion call with nothing to complete is not counted)
+                records.append((events, time.perf_counter() - start, kind))
+            return done
+        return timed_call
 
-    BlockExchange.exchange_ghosts = timed_exchange
+    # (an exchange is begun after each kernel that writes W and finished before the first sweep
+    # that reads a shared axis: both are timed, packing and posting, waiting and unpacking)
+    BlockExchange.begin_exchange = timed(BlockExchange.begin_exchange, "begun")
+    BlockExchange.complete_exchange = timed(BlockExchange.complete_exchange, "completed")
     comm = world()
     overrides = [f"parallel.ranks={args.split}"] if args.split else []
     case = bench.benchmark_case(args.model, "weno5", "mc", "hllc", "lsrk3", args.grid[0], 3, "f32",
@@ -84,11 +90,13 @@ def main():
         ti.sync()
         wall = time.perf_counter() - start
         recording[0] = False
-        inside = [a.elapsed_time(b) for (a, b), _ in records]
+        inside = [a.elapsed_time(b) for (a, b), _, _ in records]
+        begun = sum(kind == "begun" for _, _, kind in records)
         between = [records[i][0][1].elapsed_time(records[i + 1][0][0]) for i in range(len(records) - 1)]
-        host = 1e3 * sum(seconds for _, seconds in records)
-        line = (f"rank {comm.rank} repeat {repeat}: {wall * 1e3:.1f} ms for {args.steps} steps | {len(records)} "
-                f"exchanges, GPU {sum(inside):.2f} ms in them (median {statistics.median(inside):.3f}), "
+        host = 1e3 * sum(seconds for _, seconds, _ in records)
+        line = (f"rank {comm.rank} repeat {repeat}: {wall * 1e3:.1f} ms for {args.steps} steps | {begun} exchanges "
+                f"begun, {len(records) - begun} completed, GPU {sum(inside):.2f} ms in them "
+                f"(median {statistics.median(inside):.3f}), "
                 f"{sum(between):.2f} ms between (median {statistics.median(between):.3f}) | host "
                 f"{host:.1f} ms in the exchange calls ({host / len(records):.3f} each)")
         lines = comm.gather(line)

@@ -2,12 +2,14 @@
 
     python tools/scaling.py weak --ranks 1 2 4 8 --block 256                 # Euler WENO5 + HLLC + LSRK3 f32
     python tools/scaling.py weak --ranks 1 2 4 8 --block 192 --model two_phase
+    python tools/scaling.py weak --ranks 1 2 4 8 --block 192 --model two_phase --along-y
     python tools/scaling.py strong --ranks 1 2 4 8 --grid 512 128 128        # a fixed grid, bench's state
     python tools/scaling.py case cases/cavity_array.toml --ranks 2 4 8 --grid 2048 512 512 --steps 50
 
 weak: each rank a block of block^3 cells, the grid px*block x py*block x pz*block with the
 split (px, py, pz) of 1, 2, 4, 8 ranks = (1,1,1), (2,1,1), (2,2,1), (2,2,2) (other counts: the
-split `parallel.decomposition` picks, blocks as equal as it can make them). Efficiency: the
+split `parallel.decomposition` picks, blocks as equal as it can make them), or with --along-y
+(1, K, 1) for every count K. Efficiency: the
 rate per rank over the one-rank rate. strong: the same grid on every rank count; efficiency:
 rate(K) / (K rate(1)). case: a shipped case on `--grid` for `--steps` steps, no output; its rate
 from run.log without the first step (which compiles).
@@ -31,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITS = {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 2, 2)}
-SCHEMES = {  # the bench's schemes of the weak-scaling targets (docs/performance.md)
+SCHEMES = {  # the bench's schemes of the weak-scaling targets (docs/scaling.md)
     "euler": ["--reconstruction", "weno5", "--riemann", "hllc", "--integrator", "lsrk3"],
     "two_phase": ["--reconstruction", "weno5", "--riemann", "hllc", "--integrator", "lsrk3"],
 }
@@ -87,8 +89,11 @@ def case_row(args, ranks: int) -> dict | None:
             "cell_updates_per_s": rate, "cell_updates_per_s_per_rank": rate / ranks}
 
 
-def weak_grid(block: int, ranks: int):
-    split = SPLITS.get(ranks)
+def weak_grid(block: int, ranks: int, along_y: bool = False):
+    """The weak-scaling grid of `ranks` blocks of block^3 and its split; along_y: slabs along y
+    alone, (1, ranks, 1), the axis the walk along x does not read on CUDA in f32, so the ghost
+    layers travel while it runs (kernels/exchange.py)."""
+    split = (1, ranks, 1) if along_y else SPLITS.get(ranks)
     if split is None:
         return [block * ranks, block, block], None
     return [block * p for p in split], split
@@ -101,6 +106,7 @@ def main() -> int:
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--block", type=int, default=256, help="weak: cells per axis of each rank's block")
     parser.add_argument("--grid", type=int, nargs="+", help="strong and case: the grid's cells per axis")
+    parser.add_argument("--along-y", action="store_true", help="weak: split the grid along y alone, (1, K, 1)")
     parser.add_argument("--model", default="euler")
     parser.add_argument("--precision", default="f32", choices=["f32", "f64"])
     parser.add_argument("--arch", default="cuda", choices=["cuda", "cpu"])
@@ -117,7 +123,7 @@ def main() -> int:
     rows = []
     for ranks in args.ranks:
         if args.kind == "weak":
-            grid, split = weak_grid(args.block, ranks)
+            grid, split = weak_grid(args.block, ranks, args.along_y)
             row = bench_row(args, ranks, grid, split)
         elif args.kind == "strong":
             row = bench_row(args, ranks, args.grid)

@@ -45,6 +45,8 @@ class BlockExchange(SingleBlock):
         self._packs = [self._copy(axis, self._first_inside(axis, side), True) for axis, side, _ in self.faces]
         self._unpacks = [self._copy(axis, self._first_ghost(axis, side), False) for axis, side, _ in self.faces]
         self._values = None  # (the step's values to reduce, where the staging keeps arrays)
+        self._pending = None  # the staging's handle of an exchange posted and not yet unpacked
+        self._shared_axes = {axis for axis, _, _ in self.faces}
 
     @property
     def exchange_path(self) -> str:
@@ -60,13 +62,25 @@ class BlockExchange(SingleBlock):
         said = {True: "CUDA-aware", False: "not CUDA-aware", None: "CUDA-awareness unknown"}[aware]
         return (f"MPI: {self.ranks} ranks, {dims} blocks (rank {self.rank}'s {list(self.block.cells)} cells); "
                 f"{self.comm.library()}, {said}; ghost layers exchanged through {self.staging.describe}, "
-                f"every face at once")
+                f"every face at once, awaited by the first sweep that reads a shared axis")
 
     # --- ghost layers -------------------------------------------------------------------------
     def exchange_ghosts(self, W) -> None:
         """Every face's outermost layers to its neighbour and its ghost layers from it, all faces
         at once: no kernel reads an edge or a corner of the ghost region (every stencil runs
         along one axis), so the axes need no order."""
+        self.begin_exchange(W, ())
+        self.complete_exchange(W)
+
+    def begin_exchange(self, W, sweep_axes) -> None:
+        """Pack every shared face and post all its messages at once; complete_exchange waits
+        for them before the first sweep that reads a shared axis (sweep_axes: per sweep of a
+        stage, the axes whose faces it solves). A block split only along axes the stage's first
+        sweep does not read (y, with CUDA f32's walk along x solving x and z) has them travel
+        while that sweep runs, with NCCL on a stream of its own beside it. One post a step's
+        exchange, not one per axis: that doubled the host's calls, and on a host-bound step
+        measured slower (docs/scaling.md)."""
+        self.complete_exchange(W)  # (a send still under way must not see its buffer packed again)
         for pack, slab in zip(self._packs, self._sent):
             pack(W, slab.kernel)
         self.staging.after_pack(self._sent)
@@ -75,10 +89,19 @@ class BlockExchange(SingleBlock):
         sends = [(slab.mpi, rank, 2 * axis + side) for (axis, side, rank), slab in zip(self.faces, self._sent)]
         receives = [(slab.mpi, rank, 2 * axis + 1 - side)
                     for (axis, side, rank), slab in zip(self.faces, self._received)]
-        self.staging.exchange(self.comm, sends, receives)
+        self._pending = self.staging.post(self.comm, sends, receives)
+
+    def complete_exchange(self, W, axes=None) -> bool:
+        """The begun exchange's ghost layers unpacked, if `axes` (None: any) holds a shared
+        axis; else it stays in flight. Whether this call completed one."""
+        if self._pending is None or (axes is not None and not self._shared_axes.intersection(axes)):
+            return False
+        self.staging.wait(self._pending)
+        self._pending = None
         self.staging.before_unpack(self._received)
         for unpack, slab in zip(self._unpacks, self._received):
             unpack(W, slab.kernel)
+        return True
 
     def _slab_shape(self, axis):
         return [self.ghost if d == axis else n for d, n in enumerate(self.block.cells)] + [self.n]
@@ -140,13 +163,13 @@ class BlockExchange(SingleBlock):
         from them. The values stay where the staging keeps arrays: on the GPU with NCCL (the
         host never waits), else in a numpy array and one allreduce a step."""
         values = self._step_values(check)
-        check.merge_into(values)
-        if isinstance(values, np.ndarray):  # (already on the host: no kernel round trip)
-            values[2] = -self.global_index(int(values[2]))
+        check.merge_into(values.kernel)
+        if isinstance(values.kernel, np.ndarray):  # (already on the host: no kernel round trip)
+            values.kernel[2] = -self.global_index(int(values.kernel[2]))
         else:
-            self._negated_global_bad(values)
+            self._negated_global_bad(values.kernel)
         self.staging.all_reduce_max(self.comm, values)
-        check.finish_merged(values)
+        check.finish_merged(values.kernel)
 
     def _step_values(self, check):
         if self._values is None:

@@ -2,7 +2,9 @@
 
 The solver calls `exchange_ghosts(W)` after every kernel that writes W (the ghost layers of
 faces between blocks come from the neighbouring block; faces on the grid's boundary are
-filled by kernels/boundaries.py); `reduce_check` after a check read back on the host, and
+filled by kernels/boundaries.py), or inside a step `begin_exchange` and, before each sweep,
+`complete_exchange` with the axes that sweep reads (a block split only along axes that the
+first sweep does not read has its layers travel while that sweep runs); `reduce_check` after a check read back on the host, and
 `finish_step` inside a batch of steps in place of the check's own finish (merge the slots,
 reduce over the blocks, then let the device clock plan the next dt); the diagnostics reduce
 their block's values through `combine`. On one block all of them are the single-block
@@ -26,6 +28,15 @@ class SingleBlock:
 
     def exchange_ghosts(self, W) -> None:
         """Ghost layers of W on faces shared with other blocks: none here."""
+
+    def begin_exchange(self, W, sweep_axes) -> None:
+        """Start exchange_ghosts without finishing it (sweep_axes: per sweep of a stage, the
+        axes whose faces it solves)."""
+
+    def complete_exchange(self, W, axes=None) -> bool:
+        """Finish the begun exchange if `axes` (None: any axis) holds an axis it carries, ghost
+        layers unpacked; whether this call finished one."""
+        return False
 
     def reduce_check(self, check, rate: float, bad):
         """(max rate, first bad cell) over every block, from this block's (check: the step

@@ -143,6 +143,17 @@ class KernelPlan:
     def shuffle_sweep(self) -> bool:
         return self.last_axis is LastAxis.SHUFFLE_SWEEP
 
+    def solved_axes(self, k: int) -> tuple:
+        """The axes whose faces the stage's k-th sweep solves, so whose ghost layers it reads (a
+        stencil runs along its face's axis only): its walked axis, and for the walk along x the
+        axes across a fused stage and the last axis solved through shuffles."""
+        axes = {self.walked[k]}
+        if k == 0 and not self.split:
+            axes.update(self.across)
+            if self.shuffle_in_walk:
+                axes.add(self.dim - 1)
+        return tuple(sorted(axes))
+
     @staticmethod
     def lead_in(per_cell: bool) -> int:
         """Cells a walk computes before its first owned one: the face below it, and with

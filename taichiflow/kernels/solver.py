@@ -142,6 +142,7 @@ class Solver:
         self._sweeps = [self._stage_sweeps(ctx, scheme, per_cell)
                         for scheme, per_cell in zip(self.schemes, plan.per_cell)]
         self._launches = plan.launches()
+        self._sweep_axes = [plan.solved_axes(k) for k in range(len(plan.walked))]
         U, U0, active = self.U, self.U0, self.idle.cell_active
 
         @ti.kernel
@@ -196,10 +197,13 @@ class Solver:
         for k in range(count):
             self._launch_stages(index=steps_before + k)
             check.check_and_primitives(0)
-            self.halo.exchange_ghosts(self.W)
+            # (the reduction first: the next step's dt waits for it, its later sweeps for the exchange)
             self.halo.finish_step(check)  # (and the idle tiles' rebuild: kernels/idle.py)
+            self.halo.begin_exchange(self.W, self._sweep_axes)  # (completed by the next step's sweeps)
             if rows_every and (steps_before + k + 1) % rows_every == 0:
+                self.halo.complete_exchange(self.W)  # (fields of gradients read the ghost layers)
                 self.device_rows().launch(rows_every)
+        self.halo.complete_exchange(self.W)
 
     def device_rows(self) -> DeviceRows:
         """The diagnostics rows recorded on the device (created at the first call: its fields
@@ -217,8 +221,9 @@ class Solver:
         for s, stage in enumerate(self.plan.stages):
             if s > 0:
                 self.step_check.primitives()  # (also the ghost layers: kernels/boundaries.py)
-                self.halo.exchange_ghosts(self.W)
+                self.halo.begin_exchange(self.W, self._sweep_axes)
             for k, sweep in enumerate(sweeps):
+                self.halo.complete_exchange(self.W, self._sweep_axes[k])  # (what this sweep reads first)
                 a = stage.a if k == 0 else 1.0
                 stage_bits, compiled_flags = self._launches[s][k]
                 sweep(stage.time, a, stage.c0, stage.c1, stage.c2, stage_bits, compiled_flags)

@@ -56,7 +56,10 @@ class Serial:
         """[every rank's value] on root (None elsewhere)."""
         return [value]
 
-    def exchange(self, sends, receives):
+    def post_exchange(self, sends, receives):
+        raise RuntimeError("one process has no neighbour to exchange with")
+
+    def wait_all(self, requests) -> None:
         raise RuntimeError("one process has no neighbour to exchange with")
 
     def abort(self, code: int):
@@ -121,13 +124,15 @@ class Mpi(Serial):
                 return bool(query())
         return None
 
-    def exchange(self, sends, receives):
+    def post_exchange(self, sends, receives):
         """Every (buffer, rank, tag) of `sends` sent while every one of `receives` is received,
-        all at once (non-blocking, then one wait): contiguous buffers, host or (a CUDA-aware
-        MPI) device memory."""
+        started at once (non-blocking; wait_all finishes them): contiguous buffers, host or (a
+        CUDA-aware MPI) device memory."""
         world = self.world
         requests = [world.Irecv(buffer, source=rank, tag=tag) for buffer, rank, tag in receives]
-        requests += [world.Isend(buffer, dest=rank, tag=tag) for buffer, rank, tag in sends]
+        return requests + [world.Isend(buffer, dest=rank, tag=tag) for buffer, rank, tag in sends]
+
+    def wait_all(self, requests) -> None:
         self.MPI.Request.Waitall(requests)
 
     def abort(self, code: int):

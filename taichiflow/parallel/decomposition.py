@@ -75,10 +75,12 @@ class Decomposition:
         return self.rank_of(coords)
 
 
-def choose_dims(ranks: int, cells, asked=(), ghost: int = 1) -> tuple:
+def choose_dims(ranks: int, cells, asked=(), ghost: int = 1, read_first=()) -> tuple:
     """Blocks per axis for `ranks` ranks: `asked` ([parallel] ranks) checked, or the split with
     the least face area between blocks whose blocks have at least `ghost` cells along every split
-    axis (a thinner block would need ghost cells from two blocks away)."""
+    axis (a thinner block would need ghost cells from two blocks away). Among splits of equal
+    area, one along axes that a stage's first sweep does not read (`read_first`: the axes it
+    does): its ghost layers then travel while that sweep runs (kernels/exchange.py)."""
     cells = tuple(int(n) for n in cells)
     dim = len(cells)
     if asked:
@@ -94,7 +96,8 @@ def choose_dims(ranks: int, cells, asked=(), ghost: int = 1) -> tuple:
     for dims in product(*[_divisors(ranks) for _ in range(dim)]):
         if math.prod(dims) != ranks or any(p > 1 and n // p < max(ghost, 1) for n, p in zip(cells, dims)):
             continue
-        key = (_interface_area(dims, cells), dims)
+        read_early = any(p > 1 and d in read_first for d, p in enumerate(dims))
+        key = (_interface_area(dims, cells), read_early, dims)
         if best is None or key < best[0]:
             best = (key, dims)
     if best is None:

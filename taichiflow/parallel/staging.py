@@ -3,19 +3,19 @@
 - host: numpy arrays, which the pack and unpack kernels read and write. On the CPU backend
   that is in place; on CUDA Taichi copies a numpy argument to the device and back around each
   kernel (pageable memory, both ways, synchronously): correct everywhere, slow on a GPU.
-- pinned: (CUDA, PyTorch importable) the kernels write and read torch CUDA tensors in place
-  (Taichi uses a contiguous CUDA tensor's memory as an ndarray argument), one DMA copy moves
-  each slab to page-locked host memory and one brings it back; MPI sees only host memory.
-- device: (CUDA, PyTorch, an MPI that says it is CUDA-aware) MPI reads and writes the torch
+- pinned: (CUDA, PyTorch importable) the kernels write and read Taichi ndarrays on the GPU,
+  which torch CUDA tensors view in place (device_buffer), one DMA copy moves each slab to
+  page-locked host memory and one brings it back; MPI sees only host memory.
+- device: (CUDA, PyTorch, an MPI that says it is CUDA-aware) MPI reads and writes those torch
   CUDA tensors itself (mpi4py takes them through __cuda_array_interface__).
-- nccl: (CUDA, PyTorch with NCCL, one GPU per rank) the torch CUDA tensors go GPU to GPU
+- nccl: (CUDA, PyTorch with NCCL, one GPU per rank) those torch CUDA tensors go GPU to GPU
   through NCCL (PyTorch's torch.distributed), over NVLink inside a node, and the step's
   reduction runs on NCCL too; MPI still launches the ranks, starts NCCL (rank 0's address
   through a broadcast) and does the host's reductions (checks read back, diagnostics).
   NCCL is the library that moves GPU buffers between the GPUs of deep-learning frameworks;
   an MPI that is not CUDA-aware (the usual PyPI and distribution builds) can only stage
   through host memory, whose shared-memory copies measured 2.5 GB/s on an H200 node
-  (docs/performance.md).
+  (docs/scaling.md).
 
 "auto" takes nccl where every rank has a GPU of its own (by UUID) and PyTorch has NCCL, else device
 where the MPI is CUDA-aware, else pinned on CUDA where PyTorch is there, else host. PyTorch is
@@ -34,12 +34,41 @@ import taichi as ti
 from ..errors import CaseError, SimulationError
 
 class Slab:
-    """One face's buffer: `kernel` is what the pack/unpack kernel takes, `mpi` what MPI moves."""
+    """One buffer: `kernel` is what the kernels take, `mpi` what MPI or NCCL moves; a pinned
+    slab's device side as a torch tensor (`device`) and its page-locked host copy."""
 
-    __slots__ = ("kernel", "mpi", "host_tensor")
+    __slots__ = ("kernel", "mpi", "device", "host_tensor")
 
-    def __init__(self, kernel, mpi, host_tensor=None):
-        self.kernel, self.mpi, self.host_tensor = kernel, mpi, host_tensor
+    def __init__(self, kernel, mpi, device=None, host_tensor=None):
+        self.kernel, self.mpi, self.device, self.host_tensor = kernel, mpi, device, host_tensor
+
+
+_TYPESTR = {"float32": "<f4", "float64": "<f8", "int64": "<i8"}
+
+
+class _CudaMemory:
+    """An address as torch.as_tensor takes it (__cuda_array_interface__, C order)."""
+
+    def __init__(self, address: int, shape, dtype: str):
+        self.__cuda_array_interface__ = {"shape": tuple(int(n) for n in shape), "typestr": _TYPESTR[dtype],
+                                         "data": (int(address), False), "strides": None, "version": 2}
+
+
+def device_buffer(torch, shape, dtype: str):
+    """A Taichi ndarray on the device and a torch tensor on the same memory, no copy: the
+    kernels take the ndarray, the transport the tensor. A torch tensor passed to a kernel goes
+    through Taichi's external-array path, which took 90 us of the host's time per launch on an
+    H200 node (most of a many-rank step's host time: docs/scaling.md); an ndarray's takes a
+    few. Taichi 1.7 has no DLPack export: its program gives an ndarray's device address (on
+    the LLVM backends the allocation's own pointer), and torch takes memory by address through
+    __cuda_array_interface__. `shape` ends with the vector's length for a slab of vectors."""
+    element = {"float32": ti.f32, "float64": ti.f64, "int64": ti.i64}[dtype]
+    if len(shape) > 1:
+        array = ti.Vector.ndarray(int(shape[-1]), element, shape=tuple(int(n) for n in shape[:-1]))
+    else:
+        array = ti.ndarray(element, shape=(int(shape[0]),))
+    address = ti.lang.impl.get_runtime().prog.get_ndarray_data_ptr_as_int(array.arr)
+    return array, torch.as_tensor(_CudaMemory(address, shape, dtype), device="cuda")
 
 
 class HostStaging:
@@ -53,13 +82,14 @@ class HostStaging:
         array = np.empty(shape, dtype=self.numpy_dtype)
         return Slab(array, array)
 
-    def array(self, length: int, dtype: str):
+    def array(self, length: int, dtype: str) -> Slab:
         """A small array for kernels and all_reduce_max (the step's reduced values)."""
-        return np.zeros(length, dtype=dtype)
+        array = np.zeros(length, dtype=dtype)
+        return Slab(array, array)
 
-    def all_reduce_max(self, comm, values) -> None:
+    def all_reduce_max(self, comm, values: Slab) -> None:
         """values <- their elementwise maximum over the ranks."""
-        values[:] = comm.allreduce_max(values)
+        values.mpi[:] = comm.allreduce_max(values.mpi)
 
     def after_pack(self, slabs) -> None:
         """Make the packed slabs' `mpi` side hold what the kernels wrote."""
@@ -67,36 +97,42 @@ class HostStaging:
     def before_unpack(self, slabs) -> None:
         """Make the received slabs' `kernel` side hold what MPI wrote."""
 
-    def exchange(self, comm, sends, receives) -> None:
-        """Every (buffer, rank, tag) of `sends` sent, of `receives` received (the `mpi` sides)."""
-        comm.exchange(sends, receives)
+    def post(self, comm, sends, receives):
+        """Every (buffer, rank, tag) of `sends` sent, of `receives` received (the `mpi` sides),
+        started; returns what `wait` takes to finish them."""
+        return comm, comm.post_exchange(sends, receives)
+
+    def wait(self, handle) -> None:
+        """The messages of one `post` arrived (here the host waits for them)."""
+        comm, requests = handle
+        comm.wait_all(requests)
 
 
 class PinnedStaging(HostStaging):
     name = "pinned"
-    describe = "page-locked host buffers (packed on the device into torch CUDA tensors, one DMA copy each way)"
+    describe = "page-locked host buffers (packed on the device, one DMA copy each way)"
 
     def __init__(self, dtype):
         super().__init__(dtype)
         import torch
         self.torch = torch
         self.torch_dtype = torch.float32 if dtype == ti.f32 else torch.float64
+        self.dtype_name = "float32" if dtype == ti.f32 else "float64"
 
     def slab(self, shape) -> Slab:
-        torch = self.torch
-        device = torch.empty(shape, dtype=self.torch_dtype, device="cuda")
-        host = torch.empty(shape, dtype=self.torch_dtype, pin_memory=True)
-        return Slab(device, host.numpy(), host)
+        array, device = device_buffer(self.torch, shape, self.dtype_name)
+        host = self.torch.empty(shape, dtype=self.torch_dtype, pin_memory=True)
+        return Slab(array, host.numpy(), device, host)
 
     def after_pack(self, slabs) -> None:
         ti.sync()  # (the host must see the packed slabs: it waits for Taichi's stream first)
         for slab in slabs:
-            slab.host_tensor.copy_(slab.kernel, non_blocking=True)
+            slab.host_tensor.copy_(slab.device, non_blocking=True)
         self.torch.cuda.synchronize()
 
     def before_unpack(self, slabs) -> None:
         for slab in slabs:
-            slab.kernel.copy_(slab.host_tensor, non_blocking=True)
+            slab.device.copy_(slab.host_tensor, non_blocking=True)
         self.torch.cuda.synchronize()
 
 
@@ -105,8 +141,7 @@ class DeviceStaging(PinnedStaging):
     describe = "device buffers (torch CUDA tensors handed to the CUDA-aware MPI)"
 
     def slab(self, shape) -> Slab:
-        device = self.torch.empty(shape, dtype=self.torch_dtype, device="cuda")
-        return Slab(device, device)
+        return Slab(*device_buffer(self.torch, shape, self.dtype_name))
 
     def after_pack(self, slabs) -> None:
         ti.sync()
@@ -146,32 +181,37 @@ class NcclStaging(DeviceStaging):
                                 device_id=self.torch.device("cuda", 0), timeout=datetime.timedelta(hours=2))
         atexit.register(dist.destroy_process_group)  # (else NCCL warns at exit)
 
-    def array(self, length: int, dtype: str):
+    def array(self, length: int, dtype: str) -> Slab:
         """On the GPU: the step's reduction never leaves it (a batch of steps reads nothing back)."""
-        return self.torch.zeros(length, dtype=getattr(self.torch, dtype), device="cuda")
+        return Slab(*device_buffer(self.torch, (length,), dtype))
 
-    def all_reduce_max(self, comm, values) -> None:
+    def all_reduce_max(self, comm, values: Slab) -> None:
         """In place on the GPU, ordered on the stream like the exchange (no wait)."""
-        self.dist.all_reduce(values, op=self.dist.ReduceOp.MAX)
+        self.dist.all_reduce(values.mpi, op=self.dist.ReduceOp.MAX)
 
     def after_pack(self, slabs) -> None:
         """No wait: Taichi launches its kernels on CUDA's legacy default stream, which is also
         torch's current stream, and torch.distributed makes NCCL's stream wait for that stream's
         work before it sends. The host never waits for the exchange (the GPU stays fed)."""
 
-    def exchange(self, comm, sends, receives) -> None:
+    def post(self, comm, sends, receives):
         """NCCL has no tags: messages between two ranks pair up in the order they are posted.
         A tag here is the sender's face (2 axis + side), so sends and receives both sorted by
-        tag post each pair's messages in the same order on both ranks. `wait` makes the
-        current (legacy default) stream, where the unpack kernels will run, wait for NCCL's."""
+        tag post each pair's messages in the same order on both ranks (and every rank posts
+        the axes in the same order). Nothing waits here: NCCL's stream takes them up."""
         dist = self.dist
         operations = [dist.P2POp(dist.irecv, buffer, rank) for buffer, rank, _ in sorted(receives, key=_tag)]
         operations += [dist.P2POp(dist.isend, buffer, rank) for buffer, rank, _ in sorted(sends, key=_tag)]
-        for work in dist.batch_isend_irecv(operations):
+        return dist.batch_isend_irecv(operations)
+
+    def wait(self, handle) -> None:
+        """The current (legacy default) stream, where the unpack kernels and the sweeps after
+        them run, waits for NCCL's work; the host does not."""
+        for work in handle:
             work.wait()
 
     def before_unpack(self, slabs) -> None:
-        """(Ordered by the stream: see exchange.)"""
+        """(Ordered by the stream: see wait.)"""
 
 
 def _tag(message):

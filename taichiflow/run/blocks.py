@@ -25,13 +25,14 @@ class RankShare(NamedTuple):
     periodic: tuple = ()  # per axis, whether the grid is periodic along it
 
 
-def share_of(case: dict, comm, kinds: tuple, ghost: int) -> RankShare:
-    """This rank's share of the case's grid (kinds: the grid's faces' kinds per axis)."""
+def share_of(case: dict, comm, kinds: tuple, ghost: int, read_first=()) -> RankShare:
+    """This rank's share of the case's grid (kinds: the grid's faces' kinds per axis;
+    read_first: the axes a stage's first sweep reads, decomposition.choose_dims)."""
     cells = tuple(int(n) for n in case["grid"]["cells"])
     if comm.size == 1:  # (one process holds the whole grid, whatever [parallel] ranks asks of an MPI run)
         return RankShare(cells, (), kinds, None, None)
     try:
-        dims = choose_dims(comm.size, cells, case["parallel"]["ranks"], ghost)
+        dims = choose_dims(comm.size, cells, case["parallel"]["ranks"], ghost, read_first)
     except DecompositionError as err:
         raise CaseError(f"{case.get('_source', '<case>')}: {err}") from None
     decomposition = Decomposition(cells, dims)
