@@ -18,14 +18,23 @@ from taichiflow.cli import main  # noqa: E402
 COMMON = ["--quiet", "--arch", "cpu", "--precision", "f64"]
 # name: (case file, settings): every boundary kind, 1D/2D/3D, Euler, two-phase, MHD and shallow
 # water (a raster bed, wet/dry fronts, idle tiles skipped per block), WENO5, PLM and finite
-# differences; the splits automatic or asked for
+# differences, dimensionally split steps; the splits automatic or asked for
 CASES = {
     "sod": ("sod.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.1"]),
     "shu_osher": ("shu_osher.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.3",
                                      "--set", "scheme.reconstruction='plm'"]),
     "kelvin_helmholtz": ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.1"]),
+    "kelvin_helmholtz_split": ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.1",
+                                                         "--set", "scheme.dimensional_splitting=true",
+                                                         "--set", "scheme.integrator='euler'",
+                                                         "--set", "scheme.reconstruction='plm'",
+                                                         "--set", "output.diagnostics_every=4"]),
     "sedov3d": ("sedov3d.toml", ["--set", "grid.cells=[12,12,12]", "--set", "time.end=0.004",
                                  "--set", "boundary.y='wall'", "--set", "scheme.reconstruction='plm'"]),
+    # (rows every 3 steps: the exchange begun at a step's end is completed by the next step's
+    # sweep along z, the y and z layers in flight during the walk along x)
+    "sedov3d_weno5": ("sedov3d.toml", ["--set", "grid.cells=[12,12,12]", "--set", "time.end=0.004",
+                                       "--set", "boundary.y='wall'", "--set", "output.diagnostics_every=3"]),
     "bubble": ("bubble_collapse.toml", ["--set", "grid.cells=[16,12,12]", "--set", "time.end=0.02",
                                         "--set", "scheme.reconstruction='plm'"]),
     "orszag_tang": ("orszag_tang.toml", ["--set", "grid.cells=[16,16]", "--set", "time.end=0.02",
@@ -42,7 +51,9 @@ GPU_CASES = {
     "bubble": ("bubble_collapse.toml", ["--set", "grid.cells=[64,48,48]", "--set", "time.end=0.02"]),
     "valley": ("valley_dam_break.toml", ["--set", "grid.cells=[256,128]", "--set", "time.end=120"]),
 }
-SPLITS = {2: {"sedov3d": "[1,1,2]"}, 4: {"sedov3d": "[1,2,2]", "kelvin_helmholtz": "[2,2]"}}
+SPLITS = {2: {"sedov3d": "[1,1,2]", "sedov3d_weno5": "[1,1,2]", "kelvin_helmholtz_split": "[2,1]"},
+          4: {"sedov3d": "[1,2,2]", "sedov3d_weno5": "[1,2,2]", "kelvin_helmholtz": "[2,2]",
+              "kelvin_helmholtz_split": "[2,2]"}}
 RESTARTED = ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.15",
                                        "--set", "output.interval=0.05", "--set", "output.checkpoint_interval=0.05"])
 FAILING = ("toro_123.toml", ["--set", "grid.cells=[400]", "--set", "scheme.variables='conserved_characteristic'"])

@@ -138,7 +138,7 @@ def test_a_step_waits_for_the_ghost_layers_only_before_the_first_sweep_that_read
 
     sweep_axes = [(0, 2), (1,)]
     along_y = block_exchange((1, 2, 1))
-    along_y.begin_exchange(None, sweep_axes)
+    along_y.begin_exchange(None)
     assert events == [("pack", (1, 0)), ("pack", (1, 1)), ("post", [2, 3], [2, 3])]
     assert along_y.complete_exchange(None, sweep_axes[0]) is False and len(events) == 3  # (in flight)
     assert along_y.complete_exchange(None, sweep_axes[1]) is True
@@ -146,7 +146,7 @@ def test_a_step_waits_for_the_ghost_layers_only_before_the_first_sweep_that_read
     assert along_y.complete_exchange(None) is False  # (nothing left)
     del events[:]
     along_x_and_y = block_exchange((2, 2, 1))
-    along_x_and_y.begin_exchange(None, sweep_axes)
+    along_x_and_y.begin_exchange(None)
     assert along_x_and_y.complete_exchange(None, sweep_axes[0]) is True
     assert events == [("pack", (0, 0)), ("pack", (0, 1)), ("pack", (1, 0)), ("pack", (1, 1)),
                       ("post", [0, 1, 2, 3], [0, 1, 2, 3]), ("wait", 5), ("unpack", (0, 0)), ("unpack", (0, 1)),

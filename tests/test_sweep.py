@@ -200,6 +200,10 @@ def test_each_sweep_names_the_axes_whose_ghost_layers_it_reads():
     assert axes(plan_of(sedov, "cuda", "f64")) == [(0,), (1,), (2,)]  # z in a shuffle sweep of its own
     plm = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]", "scheme.reconstruction='plm'"])
     assert axes(plan_of(plm)) == [(0, 1, 2)] and axes(plan_of(plm, "cuda", "f32")) == [(0, 1, 2)]  # fused
+    assert plan_of(sedov, "cuda", "f32").axes_read_first == (0, 2)
+    split = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]", "scheme.dimensional_splitting=true",
+                                               "scheme.integrator='euler'"])
+    assert plan_of(split).axes_read_first == (0, 1, 2)  # (z first on odd steps)
 
 
 @pytest.mark.cuda

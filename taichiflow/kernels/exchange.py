@@ -69,18 +69,18 @@ class BlockExchange(SingleBlock):
         """Every face's outermost layers to its neighbour and its ghost layers from it, all faces
         at once: no kernel reads an edge or a corner of the ghost region (every stencil runs
         along one axis), so the axes need no order."""
-        self.begin_exchange(W, ())
+        self.begin_exchange(W)
         self.complete_exchange(W)
 
-    def begin_exchange(self, W, sweep_axes) -> None:
+    def begin_exchange(self, W) -> None:
         """Pack every shared face and post all its messages at once; complete_exchange waits
-        for them before the first sweep that reads a shared axis (sweep_axes: per sweep of a
-        stage, the axes whose faces it solves). A block split only along axes the stage's first
-        sweep does not read (y, with CUDA f32's walk along x solving x and z) has them travel
-        while that sweep runs, with NCCL on a stream of its own beside it. One post a step's
-        exchange, not one per axis: that doubled the host's calls, and on a host-bound step
-        measured slower (docs/scaling.md)."""
-        self.complete_exchange(W)  # (a send still under way must not see its buffer packed again)
+        for them before the first sweep that reads a shared axis. A block split only along axes
+        the stage's first sweep does not read (y, with CUDA f32's walk along x solving x and z)
+        has them travel while that sweep runs, with NCCL on a stream of its own beside it. One
+        post for all axes, not one per axis: that doubled the host's calls, and on a host-bound
+        step measured slower (docs/scaling.md)."""
+        if self._pending is not None:  # (a send still under way must not see its buffer packed again)
+            self._finish(W)
         for pack, slab in zip(self._packs, self._sent):
             pack(W, slab.kernel)
         self.staging.after_pack(self._sent)
@@ -96,12 +96,15 @@ class BlockExchange(SingleBlock):
         axis; else it stays in flight. Whether this call completed one."""
         if self._pending is None or (axes is not None and not self._shared_axes.intersection(axes)):
             return False
+        self._finish(W)
+        return True
+
+    def _finish(self, W) -> None:
         self.staging.wait(self._pending)
         self._pending = None
         self.staging.before_unpack(self._received)
         for unpack, slab in zip(self._unpacks, self._received):
             unpack(W, slab.kernel)
-        return True
 
     def _slab_shape(self, axis):
         return [self.ghost if d == axis else n for d, n in enumerate(self.block.cells)] + [self.n]

@@ -29,9 +29,8 @@ class SingleBlock:
     def exchange_ghosts(self, W) -> None:
         """Ghost layers of W on faces shared with other blocks: none here."""
 
-    def begin_exchange(self, W, sweep_axes) -> None:
-        """Start exchange_ghosts without finishing it (sweep_axes: per sweep of a stage, the
-        axes whose faces it solves)."""
+    def begin_exchange(self, W) -> None:
+        """Start exchange_ghosts without finishing it."""
 
     def complete_exchange(self, W, axes=None) -> bool:
         """Finish the begun exchange if `axes` (None: any axis) holds an axis it carries, ghost

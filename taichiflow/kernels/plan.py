@@ -154,6 +154,12 @@ class KernelPlan:
                 axes.add(self.dim - 1)
         return tuple(sorted(axes))
 
+    @property
+    def axes_read_first(self) -> tuple:
+        """The axes a step's first sweep may read: the first sweep's, or with dimensional
+        splitting every axis (the first sub-step's axis alternates from step to step)."""
+        return tuple(range(self.dim)) if self.split else self.solved_axes(0)
+
     @staticmethod
     def lead_in(per_cell: bool) -> int:
         """Cells a walk computes before its first owned one: the face below it, and with

@@ -327,7 +327,7 @@ class _BlockKernels:
 
 def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_globals, idle):
     """merge_into (the check's slots, as finish_step merges them, without planning, written
-    into an array: numpy, or a torch CUDA tensor that stays on the device), finish (set the values reduced over
+    into an array: numpy, or a Taichi ndarray that stays on the device), finish (set the values reduced over
     the blocks, publish the globals, plan) and set_keys (after a host check). The values are
     (running, max rate key, bad cell, the model's global keys...); the keys' vector has one
     entry where the model has no globals, which nothing reads."""

@@ -143,6 +143,8 @@ class Solver:
                         for scheme, per_cell in zip(self.schemes, plan.per_cell)]
         self._launches = plan.launches()
         self._sweep_axes = [plan.solved_axes(k) for k in range(len(plan.walked))]
+        model = phys.model  # (a diagnostics row of a field of gradients reads the ghost layers)
+        self._rows_read_ghosts = bool(model.gradient_fields & set(model.reductions))
         U, U0, active = self.U, self.U0, self.idle.cell_active
 
         @ti.kernel
@@ -199,9 +201,10 @@ class Solver:
             check.check_and_primitives(0)
             # (the reduction first: the next step's dt waits for it, its later sweeps for the exchange)
             self.halo.finish_step(check)  # (and the idle tiles' rebuild: kernels/idle.py)
-            self.halo.begin_exchange(self.W, self._sweep_axes)  # (completed by the next step's sweeps)
+            self.halo.begin_exchange(self.W)  # (completed by the next step's sweeps)
             if rows_every and (steps_before + k + 1) % rows_every == 0:
-                self.halo.complete_exchange(self.W)  # (fields of gradients read the ghost layers)
+                if self._rows_read_ghosts:
+                    self.halo.complete_exchange(self.W)
                 self.device_rows().launch(rows_every)
         self.halo.complete_exchange(self.W)
 
@@ -221,7 +224,7 @@ class Solver:
         for s, stage in enumerate(self.plan.stages):
             if s > 0:
                 self.step_check.primitives()  # (also the ghost layers: kernels/boundaries.py)
-                self.halo.begin_exchange(self.W, self._sweep_axes)
+                self.halo.begin_exchange(self.W)
             for k, sweep in enumerate(sweeps):
                 self.halo.complete_exchange(self.W, self._sweep_axes[k])  # (what this sweep reads first)
                 a = stage.a if k == 0 else 1.0
@@ -235,6 +238,7 @@ class Solver:
         steps)."""
         stage = self.plan.stages[0]
         order = range(self.dim) if index % 2 == 0 else reversed(range(self.dim))
+        self.halo.complete_exchange(self.W)  # (the first axis changes from step to step)
         for j, k in enumerate(order):
             if j > 0:
                 self.step_check.primitives()

@@ -19,8 +19,9 @@
 
 "auto" takes nccl where every rank has a GPU of its own (by UUID) and PyTorch has NCCL, else device
 where the MPI is CUDA-aware, else pinned on CUDA where PyTorch is there, else host. PyTorch is
-the established way to hold CUDA and page-locked memory from Python that Taichi 1.7 accepts
-without copies (it has no DLPack export of its own); only these paths import it.
+the established way to move CUDA memory between GPUs (NCCL) and to hold page-locked memory
+from Python; here it views the memory of Taichi's ndarrays (device_buffer) and holds the
+page-locked copies. Only these paths import it.
 """
 from __future__ import annotations
 
@@ -47,9 +48,12 @@ _TYPESTR = {"float32": "<f4", "float64": "<f8", "int64": "<i8"}
 
 
 class _CudaMemory:
-    """An address as torch.as_tensor takes it (__cuda_array_interface__, C order)."""
+    """An address as torch.as_tensor takes it (__cuda_array_interface__, C order). It holds the
+    array that owns the memory: torch keeps this object alive with the tensor, so the memory
+    outlives every tensor viewing it (Taichi frees an ndarray's memory when it is collected)."""
 
-    def __init__(self, address: int, shape, dtype: str):
+    def __init__(self, owner, address: int, shape, dtype: str):
+        self.owner = owner
         self.__cuda_array_interface__ = {"shape": tuple(int(n) for n in shape), "typestr": _TYPESTR[dtype],
                                          "data": (int(address), False), "strides": None, "version": 2}
 
@@ -68,7 +72,7 @@ def device_buffer(torch, shape, dtype: str):
     else:
         array = ti.ndarray(element, shape=(int(shape[0]),))
     address = ti.lang.impl.get_runtime().prog.get_ndarray_data_ptr_as_int(array.arr)
-    return array, torch.as_tensor(_CudaMemory(address, shape, dtype), device="cuda")
+    return array, torch.as_tensor(_CudaMemory(array, address, shape, dtype), device="cuda")
 
 
 class HostStaging:

@@ -112,7 +112,7 @@ def build(case: dict) -> Built:
     inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
               for face, state in inflow_states.items()}
     plan = plan_for(case, arch, precision, model=model)
-    share = share_of(case, comm, boundary_kinds(case), plan.ghost, plan.solved_axes(0))
+    share = share_of(case, comm, boundary_kinds(case), plan.ghost, plan.axes_read_first)
     if share.decomposition is not None:  # (the kernels of this rank's block)
         plan = plan_for(case, arch, precision, share.cells, share.kinds, model=model)
     check_limits(case, plan, model, where)
