@@ -31,8 +31,8 @@ CASES = {
                                                          "--set", "output.diagnostics_every=4"]),
     "sedov3d": ("sedov3d.toml", ["--set", "grid.cells=[12,12,12]", "--set", "time.end=0.004",
                                  "--set", "boundary.y='wall'", "--set", "scheme.reconstruction='plm'"]),
-    # (rows every 3 steps: the exchange begun at a step's end is completed by the next step's
-    # sweep along z, the y and z layers in flight during the walk along x)
+    # (rows every 3 steps: the exchange begun at a step's end stays in flight into the next step,
+    # completed by its sweep along z on 2 ranks split along z, along y on 4 split along y and z)
     "sedov3d_weno5": ("sedov3d.toml", ["--set", "grid.cells=[12,12,12]", "--set", "time.end=0.004",
                                        "--set", "boundary.y='wall'", "--set", "output.diagnostics_every=3"]),
     "bubble": ("bubble_collapse.toml", ["--set", "grid.cells=[16,12,12]", "--set", "time.end=0.02",

@@ -7,7 +7,8 @@ every exchange of ghost layers on every rank (its begin: pack and post; its comp
 and unpack); prints, per rank and repeat of 20 steps, the wall time, the GPU time inside those
 calls and between them, and the host time spent in them. A completion whose GPU time is long
 on one rank and short on the others is waiting for a slower neighbour; GPU gaps that grow with
-the host time say that the host, not the GPU, sets the pace. On the CPU backend host clocks stand in for the events.
+the host time say that the host, not the GPU, sets the pace. On the CPU backend host clocks
+stand in for the events.
 """
 import argparse
 import os

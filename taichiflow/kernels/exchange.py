@@ -75,7 +75,7 @@ class BlockExchange(SingleBlock):
     def begin_exchange(self, W) -> None:
         """Pack every shared face and post all its messages at once; complete_exchange waits
         for them before the first sweep that reads a shared axis. A block split only along axes
-        the stage's first sweep does not read (y, with CUDA f32's walk along x solving x and z)
+        the stage's first sweep does not read (y in 3D with CUDA f32's unfused walk along x, which solves x and z)
         has them travel while that sweep runs, with NCCL on a stream of its own beside it. One
         post for all axes, not one per axis: that doubled the host's calls, and on a host-bound
         step measured slower (docs/scaling.md)."""

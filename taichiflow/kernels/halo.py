@@ -4,10 +4,10 @@ The solver calls `exchange_ghosts(W)` after every kernel that writes W (the ghos
 faces between blocks come from the neighbouring block; faces on the grid's boundary are
 filled by kernels/boundaries.py), or inside a step `begin_exchange` and, before each sweep,
 `complete_exchange` with the axes that sweep reads (a block split only along axes that the
-first sweep does not read has its layers travel while that sweep runs); `reduce_check` after a check read back on the host, and
-`finish_step` inside a batch of steps in place of the check's own finish (merge the slots,
-reduce over the blocks, then let the device clock plan the next dt); the diagnostics reduce
-their block's values through `combine`. On one block all of them are the single-block
+first sweep does not read has its layers travel while that sweep runs); `reduce_check` after
+a check read back on the host, and `finish_step` inside a batch of steps in place of the
+check's own finish (merge the slots, reduce over the blocks, then let the device clock plan
+the next dt); the diagnostics reduce their block's values through `combine`. On one block all of them are the single-block
 kernels alone (SingleBlock), so a one-rank run launches exactly the kernels it always did;
 kernels/exchange.py is the MPI one.
 """
