@@ -9,9 +9,8 @@
 weak: each rank a block of block^3 cells, the grid px*block x py*block x pz*block with the
 split (px, py, pz) of 1, 2, 4, 8 ranks = (1,1,1), (2,1,1), (2,2,1), (2,2,2) (other counts: the
 split `parallel.decomposition` picks, blocks as equal as it can make them), or with --along-y
-(1, K, 1) for every count K. Efficiency: the
-rate per rank over the one-rank rate. strong: the same grid on every rank count; efficiency:
-rate(K) / (K rate(1)). case: a shipped case on `--grid` for `--steps` steps, no output; its rate
+(1, K, 1) for every count K. Efficiency: the rate per rank over the one-rank rate. strong: the
+same grid on every rank count; efficiency: rate(K) / (K rate(1)). case: a shipped case on `--grid` for `--steps` steps, no output; its rate
 from run.log without the first step (which compiles).
 
 Each count is one `mpirun -n K` launch (`--mpirun` names another launcher, e.g. "srun -n");

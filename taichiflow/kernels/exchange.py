@@ -75,10 +75,10 @@ class BlockExchange(SingleBlock):
     def begin_exchange(self, W) -> None:
         """Pack every shared face and post all its messages at once; complete_exchange waits
         for them before the first sweep that reads a shared axis. A block split only along axes
-        the stage's first sweep does not read (y in 3D with CUDA f32's unfused walk along x, which solves x and z)
-        has them travel while that sweep runs, with NCCL on a stream of its own beside it. One
-        post for all axes, not one per axis: that doubled the host's calls, and on a host-bound
-        step measured slower (docs/scaling.md)."""
+        the stage's first sweep does not read (y in 3D with CUDA f32's unfused walk along x,
+        which solves x and z) has them travel while that sweep runs, with NCCL on a stream of
+        its own beside it. One post for all axes, not one per axis: that doubled the host's
+        calls, and on a host-bound step measured slower (docs/scaling.md)."""
         if self._pending is not None:  # (a send still under way must not see its buffer packed again)
             self._finish(W)
         for pack, slab in zip(self._packs, self._sent):

@@ -7,9 +7,9 @@ filled by kernels/boundaries.py), or inside a step `begin_exchange` and, before 
 first sweep does not read has its layers travel while that sweep runs); `reduce_check` after
 a check read back on the host, and `finish_step` inside a batch of steps in place of the
 check's own finish (merge the slots, reduce over the blocks, then let the device clock plan
-the next dt); the diagnostics reduce their block's values through `combine`. On one block all of them are the single-block
-kernels alone (SingleBlock), so a one-rank run launches exactly the kernels it always did;
-kernels/exchange.py is the MPI one.
+the next dt); the diagnostics reduce their block's values through `combine`. On one block
+all of them are the single-block kernels alone (SingleBlock), so a one-rank run launches
+exactly the kernels it always did; kernels/exchange.py is the MPI one.
 """
 
 import numpy as np

@@ -148,7 +148,7 @@ class KernelPlan:
         stencil runs along its face's axis only): its walked axis, and for the walk along x the
         axes across a fused stage and the last axis solved through shuffles."""
         axes = {self.walked[k]}
-        if k == 0 and not self.split:
+        if k == 0:  # (a dimensionally split plan neither fuses nor shuffles)
             axes.update(self.across)
             if self.shuffle_in_walk:
                 axes.add(self.dim - 1)

@@ -143,8 +143,8 @@ class Solver:
                         for scheme, per_cell in zip(self.schemes, plan.per_cell)]
         self._launches = plan.launches()
         self._sweep_axes = [plan.solved_axes(k) for k in range(len(plan.walked))]
-        model = phys.model  # (a diagnostics row of a field of gradients reads the ghost layers)
-        self._rows_read_ghosts = bool(model.gradient_fields & set(model.reductions))
+        # (the model's reduced fields of gradients read W with its ghost layers)
+        self._reductions_read_ghosts = bool(phys.model.gradient_fields & set(phys.model.reductions))
         U, U0, active = self.U, self.U0, self.idle.cell_active
 
         @ti.kernel
@@ -203,7 +203,7 @@ class Solver:
             self.halo.finish_step(check)  # (and the idle tiles' rebuild: kernels/idle.py)
             self.halo.begin_exchange(self.W)  # (completed by the next step's sweeps)
             if rows_every and (steps_before + k + 1) % rows_every == 0:
-                if self._rows_read_ghosts:
+                if self._reductions_read_ghosts:
                     self.halo.complete_exchange(self.W)
                 self.device_rows().launch(rows_every)
         self.halo.complete_exchange(self.W)
@@ -298,8 +298,7 @@ class Solver:
     def _gradients_ready(self):
         """The model's reduced fields of gradients read W with its ghost layers: computed here
         first (before the first step only the fill's interior is there)."""
-        model = self.phys.model
-        if model.gradient_fields & set(model.reductions):
+        if self._reductions_read_ghosts:
             self.refresh_primitives()
 
     def take_repair_count(self) -> int:
