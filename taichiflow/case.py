@@ -541,6 +541,14 @@ INTEGRATORS = Choice.of(registry.integrators)
 METHODS = Choice.of(registry.methods)
 
 
+def _check_amr(amr, at):
+    if amr["block_cells"] % 2:
+        raise (at / "block_cells").error(f"must be even (a block splits into halves), got {amr['block_cells']}")
+    if amr["derefine_below"] >= amr["refine_above"]:
+        raise (at / "derefine_below").error(f"must be below refine_above ({amr['refine_above']}), "
+                                            f"got {amr['derefine_below']}")
+
+
 def _check_scheme(scheme, at):
     """The method's defaults for riemann and variables, and the choices it refuses."""
     method = registry.methods.get(scheme["method"])
@@ -615,6 +623,19 @@ SCHEMA = Table({
         "lower": Key(GridVector(), lambda ctx: [0.0] * ctx.dim),
         "upper": Key(GridVector()),
     }, post=_check_grid), {}),
+    # Adaptive mesh refinement (docs/amr.md): [grid] cells are the root level's, in blocks of
+    # block_cells^D cells, each refined up to max_level times where the indicator asks for it.
+    "amr": Key(Table({
+        "block_cells": Key(Int(ge=4), 16),
+        "max_level": Key(Int(ge=0), 2),
+        "capacity": Key(Int(ge=0), 0),             # block slots on the device; 0: 16 x the root blocks
+        "regrid_every": Key(Int(ge=1), 4),         # steps between two regrids
+        "refine_above": Key(Float(gt=0), 0.8),     # Löhner's indicator (FLASH's defaults)
+        "derefine_below": Key(Float(ge=0), 0.2),
+        "gradient_above": Key(Float(ge=0), 0.0),   # also split where max |u+ - u-| / 2|u| exceeds it; 0: off
+        "epsilon": Key(Float(ge=0), 0.01),
+        "fields": Key(StrList(), []),              # primitive variables it reads; []: the model's density
+    }, post=_check_amr), OMIT),
     "scheme": Key(Table({
         "method": Key(METHODS, registry.FINITE_VOLUME),
         "reconstruction": Key(RECONSTRUCTIONS, "weno5"),

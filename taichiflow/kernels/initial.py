@@ -30,6 +30,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 import taichi as ti
+from taichi.lang.expr import Expr
 
 from ..formula import FormulaError, check_variable_names, evaluate, parse_formula
 from ..initial import _offsets, load_raster, named_region, state_vector, variable_slot, velocity_slots, wave_terms
@@ -63,13 +64,30 @@ def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper,
     grid_cells = tuple(int(n) for n in grid_cells)
     dim = len(grid_cells)
     block_offset, block_cells = _block_extent(grid_cells, block_offset, block_cells)
+    state_at, tables, n_primitive = initial_state_func(initial, primitive_layout, dim, lower, upper, params)
+    cell_center = _cell_center_func(grid_cells, lower, upper, block_offset)
+
+    cell_state = state_at
+    if average is not None:
+        cell_state = _cell_average_func(state_at, average, grid_cells, lower, upper)
+    fill_block = _fill_kernel(cell_state, cell_center, block_cells, dtype, tables.array())
+
+    def fill(W):
+        _check_field(W, n_primitive, dtype, block_cells)
+        fill_block(W)
+
+    return fill
+
+
+def initial_state_func(initial: dict, primitive_layout, dim: int, lower, upper, params: dict):
+    """(ti.func (x, table) -> the f64 primitive state at point x, the ModeTables its table
+    rows come from, the number of primitive variables): the case's recipe, compiled in."""
     background = state_vector(initial["background"], primitive_layout)
     steps = [_region_step(region, initial["background"], primitive_layout, dim)
              for region in initial.get("regions", ())]
     tables = ModeTables()
     setup = _Setup(_offsets(primitive_layout), initial, params or {}, dim, lower, upper, tables)
     steps += _perturbation_steps(initial, setup)
-    cell_center = _cell_center_func(grid_cells, lower, upper, block_offset)
     background_state = _constant_vector(background)
 
     @ti.func
@@ -79,16 +97,7 @@ def make_initial_fill(initial: dict, primitive_layout, grid_cells, lower, upper,
             w = step(w, x, table)
         return w
 
-    cell_state = state_at
-    if average is not None:
-        cell_state = _cell_average_func(state_at, average, grid_cells, lower, upper)
-    fill_block = _fill_kernel(cell_state, cell_center, block_cells, dtype, tables.array())
-
-    def fill(W):
-        _check_field(W, len(background), dtype, block_cells)
-        fill_block(W)
-
-    return fill
+    return state_at, tables, len(background)
 
 
 class ModeTables:
@@ -209,9 +218,21 @@ def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper)
     the cell centred at x: points^dim nodes, one run-time loop over them (an unrolled loop
     of 125 copies of every region and perturbation compiles for minutes)."""
     dim = len(grid_cells)
+    half_width = [0.5 * (float(upper[d]) - float(lower[d])) / grid_cells[d] for d in range(dim)]
+    average_over = gauss_average_func(state_at, average, dim)
+
+    @ti.func
+    def cell_average(x, table: ti.template()):
+        return average_over(x, half_width, table)
+
+    return cell_average
+
+
+def gauss_average_func(state_at, average: CellAverage, dim: int):
+    """ti.func (x, half widths, table) -> as _cell_average_func's, over the cell of those half
+    widths: Python floats (compiled in) or an f64 vector (a block's level, at run time)."""
     points = int(average.points)
     nodes, weights = np.polynomial.legendre.leggauss(points)
-    half_width = [0.5 * (float(upper[d]) - float(lower[d])) / grid_cells[d] for d in range(dim)]
     to_conserved, to_primitive, n_conserved = average.to_conserved, average.to_primitive, average.n_conserved
 
     @ti.func
@@ -224,7 +245,7 @@ def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper)
         return node, weight
 
     @ti.func
-    def cell_average(x, table: ti.template()):
+    def cell_average(x, half_width: ti.template(), table: ti.template()):
         total = ti.Vector.zero(ti.f64, n_conserved)
         for q in range(points ** dim):
             y = x
@@ -233,12 +254,18 @@ def _cell_average_func(state_at, average: CellAverage, grid_cells, lower, upper)
             for d in ti.static(range(dim)):
                 node, weight = node_and_weight(rest % points)
                 rest //= points
-                y[d] = x[d] + ti.f64(half_width[d]) * node
+                y[d] = x[d] + _f64(half_width[d]) * node
                 w *= weight
             total += w * to_conserved(state_at(y, table))
         return to_primitive(total)
 
     return cell_average
+
+
+def _f64(value):
+    """A Python float as an exact f64 constant (what ti.f64(value) compiles to in a kernel's
+    own source); a Taichi value as it is."""
+    return Expr(value, dtype=ti.f64) if isinstance(value, float) else value
 
 
 # --- region shapes: signed distance to the surface, negative inside (initial._DISTANCE) -----

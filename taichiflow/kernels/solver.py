@@ -61,6 +61,24 @@ class Boundaries(NamedTuple):
     inflow: dict
 
 
+def face_scheme(phys, dim: int, scheme) -> FaceScheme:
+    """The face numerics of a [scheme] table, for a grid of `dim` axes."""
+    method = methods.get(scheme.get("method", FINITE_VOLUME))
+    if method.own_flux:  # (SHASTA: no reconstruction, no Riemann solver)
+        return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(phys, scheme))
+    recon = make_reconstruction(scheme, phys)
+    # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
+    riemann = RIEMANN_SOLVERS[scheme["riemann"]](phys, {**scheme, "dimension": dim})
+    variables = scheme.get("variables", "primitive")
+    if scheme.get("method", FINITE_VOLUME) == FINITE_DIFFERENCE:
+        split = make_split_flux(phys, recon, characteristic=variables == "characteristic")
+        return FaceScheme(recon, riemann, None, split)
+    limiter = None
+    if scheme.get("density_limiter", False):  # (per-cell face states: the plan made sure)
+        limiter = make_density_limiter(phys.W.index(phys.model.density))
+    return FaceScheme(recon, riemann, make_variables(variables, phys), limit_density=limiter)
+
+
 class Solver:
     """Fields and compiled kernels of one (bound model, plan, grid, boundaries)."""
 
@@ -75,7 +93,7 @@ class Solver:
         self.halo = halo or SingleBlock()
         n_globals = max(len(phys.model.globals), 1)
         self.global_keys = ti.Vector.field(n_globals, ti.i64, shape=())  # the globals' max reduction
-        self.schemes = [self._face_scheme(scheme) for scheme in plan.schemes]
+        self.schemes = [face_scheme(phys, self.dim, scheme) for scheme in plan.schemes]
         assert max(s.recon.ghost for s in self.schemes) == plan.ghost, "the registry's stencil reach is off"
         self.ghost = plan.ghost
         n_conserved, n_primitive = phys.U.n, phys.W.n
@@ -106,23 +124,6 @@ class Solver:
         self._build(boundaries)
         if self._fill_inflow:  # constant ghost faces: filled once
             self._fill_inflow()
-
-    def _face_scheme(self, scheme) -> FaceScheme:
-        """The face numerics of a [scheme] table."""
-        method = methods.get(scheme.get("method", FINITE_VOLUME))
-        if method.own_flux:  # (SHASTA: no reconstruction, no Riemann solver)
-            return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(self.phys, scheme))
-        recon = make_reconstruction(scheme, self.phys)
-        # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
-        riemann = RIEMANN_SOLVERS[scheme["riemann"]](self.phys, {**scheme, "dimension": self.dim})
-        variables = scheme.get("variables", "primitive")
-        if scheme.get("method", FINITE_VOLUME) == FINITE_DIFFERENCE:
-            split = make_split_flux(self.phys, recon, characteristic=variables == "characteristic")
-            return FaceScheme(recon, riemann, None, split)
-        limiter = None
-        if scheme.get("density_limiter", False):  # (per-cell face states: the plan made sure)
-            limiter = make_density_limiter(self.phys.W.index(self.phys.model.density))
-        return FaceScheme(recon, riemann, make_variables(variables, self.phys), limit_density=limiter)
 
     def _build(self, boundaries: Boundaries):
         phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim

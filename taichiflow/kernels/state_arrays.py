@@ -51,10 +51,15 @@ class StateArrays:
         self.dtype = dtype
         self._requests = []
 
-    def vector(self, n: int, cells, ghosts: int = 0):
-        """A vector field of n components over `cells` (+ `ghosts` layers), placed by `place`."""
+    def vector(self, n: int, cells, ghosts: int = 0, slots: int = 0):
+        """A vector field of n components over `cells` (+ `ghosts` layers), placed by `place`;
+        with `slots`, one such array per block slot of a pool (the slot the outermost index:
+        kernels/amr/pool.py), each block's rows aligned as a lone block's are."""
         field = ti.Vector.field(n, self.dtype)
-        self._requests.append((field, *ghosted_extent(tuple(cells), ghosts, self.dtype)))
+        shape, offset = ghosted_extent(tuple(cells), ghosts, self.dtype)
+        if slots:
+            shape, offset = (slots,) + shape, (0,) + offset
+        self._requests.append((field, shape, offset))
         return field
 
     def place(self):

@@ -92,12 +92,24 @@ def cell_average(case: dict, phys):
     return CellAverage(case["initial"]["quadrature_points"], phys.U.n, exact.cons, exact.prim)
 
 
-def build(case: dict) -> Built:
-    """Everything a run of `case` needs; resolves its "auto" run settings and model parameters
-    in place (the resolved case is what the output folder records)."""
+class Prepared(NamedTuple):
+    """What every build starts from: Taichi started, the model loaded, bound and checked."""
+    arch: str
+    precision: str
+    fast_math: bool
+    dtype: object
+    model: object
+    params: dict
+    initial: dict          # [initial] resolved against the model
+    inflow: dict           # {(axis, side): primitive vector} of the inflow faces
+    shock_jump: object
+
+
+def prepare(case: dict, comm) -> Prepared:
+    """Taichi started, the case's model loaded, bound to its parameters and checked against
+    the case; resolves the case's "auto" run settings and model parameters in place."""
     where = case.get("_source", "<case>")
     run = case["run"]
-    comm = world()
     arch, precision, fast_math = init_taichi(run["arch"], run["precision"], run["fast_math"], comm.local_rank,
                                              comm.size)
     run.update(arch=arch, precision=precision, fast_math=fast_math)
@@ -108,9 +120,18 @@ def build(case: dict) -> Built:
     check_model(model, params, dtype)
     check_case_against_model(case, model, where)
     initial, inflow_states, shock_jump = resolve_states(case, model, params)
-    layout = model.primitive
-    inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, layout)
+    inflow = {("xyz".index(face[0]), 0 if face.endswith("lower") else 1): state_vector(state, model.primitive)
               for face, state in inflow_states.items()}
+    return Prepared(arch, precision, fast_math, dtype, model, params, initial, inflow, shock_jump)
+
+
+def build(case: dict) -> Built:
+    """Everything a run of `case` needs; resolves its "auto" run settings and model parameters
+    in place (the resolved case is what the output folder records)."""
+    where = case.get("_source", "<case>")
+    comm = world()
+    arch, precision, fast_math, dtype, model, params, initial, inflow, shock_jump = prepare(case, comm)
+    layout = model.primitive
     plan = plan_for(case, arch, precision, model=model)
     share = share_of(case, comm, boundary_kinds(case), plan.ghost, plan.axes_read_first)
     if share.decomposition is not None:  # (the kernels of this rank's block)

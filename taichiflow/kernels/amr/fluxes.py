@@ -1,0 +1,195 @@
+"""The stage of a pool of blocks: per axis one launch over every listed block's rows, each
+thread walking its row's faces and updating its cells, as the uniform sweeps do:
+
+    R = a R + dt (-dF/dx)        (the first axis; later axes add to R)
+    U = c0 U0 + c1 U + c2 R      (the last axis, with the model's source and after_step)
+
+Where the level jumps, the coarse side's face flux is the mean of the fine faces' fluxes, so
+what leaves one side enters the other and every total is kept to round-off at every stage.
+The fine side's fluxes through such faces are computed first into the pool's face register
+(`fill_register`), and both sides read them from there (the advected variables' face
+velocity and a model's balance values travel in the same flux vector, so non-conservative
+terms and well-balanced sources see the same faces as the conservative ones).
+
+The face numerics are the uniform sweeps' (kernels/faces.py: face_functions), given the pool's
+W with the slot as axis 0; only the cell widths differ, read per level at run time.
+"""
+
+import taichi as ti
+
+from ...layout import component
+from ..faces import SweepContext, face_functions, make_flux_divergence
+from .ghosts import pool_index
+from .pool import COARSER, FINER, face_direction
+
+
+def pool_contexts(pool, plan):
+    """(the pool's sweep context, with the slot as axis 0; the block's physical context, cell
+    widths 1: the divergence is scaled by the level's 1/dx at run time)."""
+    phys, dim = pool.phys, pool.dim
+    n_conserved = phys.U.n
+    to_normal = [phys.W.rotation(d, True) for d in range(dim)]
+    to_global = [phys.U.rotation(d, False) + list(range(n_conserved, phys.n_flux)) for d in range(dim)]
+    common = dict(phys=phys, plan=plan, dtype=pool.dtype, lower=pool.lower, offset=(), U=pool.U, U0=pool.U0,
+                  R=pool.R, W=pool.W, fallbacks=None, clock=None)
+    on_pool = SweepContext(cells=(pool.capacity,) + pool.block_shape, dx=(1.0,) * (dim + 1),
+                           inv_dx=[1.0] * (dim + 1), to_normal_W=[None] + to_normal,
+                           to_global_F=[None] + to_global, **common)
+    physical = SweepContext(cells=pool.block_shape, dx=(1.0,) * dim, inv_dx=[1.0] * dim, to_normal_W=to_normal,
+                            to_global_F=to_global, **common)
+    return on_pool, physical
+
+
+def _row_cell(dim, axis, i, J, first):
+    """Per axis the index of cell i along `axis` of the row J[first:] names."""
+    parts, t = [], first
+    for d in range(dim):
+        if d == axis:
+            parts.append(i)
+        else:
+            parts.append(component(J, t))
+            t += 1
+    return parts
+
+
+def make_stage_kernels(pool, plan, scheme, fallbacks):
+    """(fill_register, [walk along axis 0, 1, ...]) of one face scheme."""
+    phys, dim, N = pool.phys, pool.dim, pool.N
+    on_pool, physical = pool_contexts(pool, plan)
+    divergence = make_flux_divergence(physical)
+    U, U0, R, W, register = pool.U, pool.U0, pool.R, pool.W, pool.face_register
+    active, level, relation, neighbour = pool.active, pool.level, pool.relation, pool.neighbour
+    level_dx, level_inv_dx, origin, lower = pool.level_dx, pool.level_inv_dx, pool.origin, pool.lower
+    rows = (N,) * (dim - 1)
+    half = N // 2
+    n_fine = 2 ** (dim - 1)
+    has_source = "source" in phys.model.functions
+    has_after_step = "after_step" in phys.model.functions
+    static = phys.static_indices
+    reads_u_early = len(phys.advected_indices) > 0
+    keeps_u0 = U0 is not None
+    g = scheme.recon.ghost
+    faces = [face_functions(on_pool, axis + 1, scheme) for axis in range(dim)]
+
+    def computed(axis):
+        functions = faces[axis]
+
+        @ti.func
+        def flux(index, i, dt_dx):
+            """The flux through face i + 1/2 along axis of the row `index` is in."""
+            stencil = functions.cells_at(index, i - g + 1, 2 * g)
+            f, replaced = functions.face_flux(stencil, index, i, dt_dx)
+            if replaced:
+                ti.atomic_add(fallbacks[None], ti.cast(replaced, ti.i64))
+            return f
+        return flux
+
+    fluxes = [computed(axis) for axis in range(dim)]
+
+    @ti.kernel
+    def fill_register(n_active: ti.i32, dt: pool.dtype):
+        """The fluxes through the block faces whose neighbour is coarser, as the fine side sees them."""
+        for axis, side in ti.static([(a, s) for a in range(dim) for s in (0, 1)]):
+            direction = face_direction(dim, axis, side)
+            for J in ti.grouped(ti.ndrange(n_active, *rows)):
+                slot = active[component(J, 0)]
+                if relation[slot, direction] == COARSER:
+                    dt_dx = dt * component(level_inv_dx[level[slot]], axis)
+                    index = pool_index(slot, _row_cell(dim, axis, -1 if side == 0 else N - 1, J, 1))
+                    row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
+                    register[ti.Vector(row)] = fluxes[axis](index, -1 if side == 0 else N - 1, dt_dx)
+
+    def block_face(axis):
+        @ti.func
+        def flux(slot, J, side: ti.template(), dt_dx):
+            """The flux through the block's face on `side` of row J: from the register where
+            the level jumps (the mean of the fine faces' on the coarse side), else computed."""
+            direction = face_direction(dim, axis, side)
+            kind = relation[slot, direction]
+            f = ti.Vector.zero(pool.dtype, phys.n_flux)
+            if kind == COARSER:
+                f = register[ti.Vector([slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)])]
+            elif kind == FINER:
+                octant = (1 if side == 0 else 0) << axis
+                fine_rows = []
+                t = 0
+                for d in ti.static(range(dim)):
+                    if ti.static(d != axis):
+                        r = component(J, 1 + t)
+                        octant += (r // half) << d
+                        fine_rows.append(2 * (r % half))
+                        t += 1
+                fine = neighbour[slot, direction, octant]
+                for q in ti.static(range(n_fine)):
+                    f += register[ti.Vector([fine, axis, 1 - side] + [fine_rows[t] + ((q >> t) & 1)
+                                                                      for t in range(dim - 1)])]
+                f *= 1.0 / n_fine
+            else:
+                i = -1 if side == 0 else N - 1
+                f = fluxes[axis](pool_index(slot, _row_cell(dim, axis, i, J, 1)), i, dt_dx)
+            return f
+        return flux
+
+    def walk(axis):
+        first, last = axis == 0, axis == dim - 1
+        face = block_face(axis)
+        flux = fluxes[axis]
+
+        @ti.kernel
+        def sweep(n_active: ti.i32, dt: pool.dtype, t: pool.dtype, a: pool.dtype, c0: pool.dtype, c1: pool.dtype,
+                  c2: pool.dtype, save_u0: ti.i32, ends_step: ti.i32):
+            for J in ti.grouped(ti.ndrange(n_active, *rows)):
+                slot = active[component(J, 0)]
+                lvl = level[slot]
+                inv_h = component(level_inv_dx[lvl], axis)
+                dt_dx = dt * inv_h
+                f_lo = face(slot, J, 0, dt_dx)
+                for i in range(N):
+                    I = pool_index(slot, _row_cell(dim, axis, i, J, 1))
+                    f_hi = ti.Vector.zero(pool.dtype, phys.n_flux)
+                    if i == N - 1:
+                        f_hi = face(slot, J, 1, dt_dx)
+                    else:
+                        f_hi = flux(I, i, dt_dx)
+                    u = ti.Vector.zero(pool.dtype, phys.U.n)
+                    if ti.static(last or reads_u_early):
+                        u = U[I]
+                    r = dt * (divergence(f_lo, f_hi, u, axis) * inv_h)
+                    if ti.static(first):
+                        if a != 0.0:
+                            r += a * R[I]
+                    else:
+                        r += R[I]
+                    if ti.static(last):
+                        update(I, slot, lvl, r, u, dt, t, c0, c1, c2, save_u0, ends_step)
+                    else:
+                        R[I] = r
+                    f_lo = f_hi
+        return sweep
+
+    @ti.func
+    def update(I, slot, lvl, r_in, u, dt, t, c0, c1, c2, save_u0, ends_step):
+        """U of cell I from its R (with the source) and the stage's coefficients; R stored."""
+        r = r_in
+        if ti.static(has_source):
+            widths = level_dx[lvl]
+            x = ti.Vector([lower[d] + (component(origin[slot], d) + component(I, d + 1) + 0.5) * component(widths, d)
+                           for d in range(dim)] + [0.0] * (3 - dim))
+            r += dt * phys.source(u, W[I], x, t)
+        u_new = c1 * u + c2 * r
+        if ti.static(keeps_u0):
+            if c0 != 0.0:
+                u_new += c0 * U0[I]
+            if save_u0 != 0:
+                U0[I] = u
+        if ti.static(has_after_step):
+            if ends_step != 0:
+                widths = level_dx[lvl]
+                least = ti.min(*[component(widths, d) for d in range(dim)]) if dim > 1 else component(widths, 0)
+                u_new = phys.after_step(u_new, dt, least)
+        for k in ti.static(static):
+            u_new[k] = u[k]
+        U[I] = u_new
+        R[I] = r
+
+    return fill_register, [walk(axis) for axis in range(dim)]

@@ -1,0 +1,84 @@
+"""The forest on the device: a fixed-capacity pool of block slots and the tables that say
+which slots hold leaves and who borders whom.
+
+Every state array has the slot as its outermost index (U[slot, i, j, k]); one kernel launch
+covers every listed leaf (a thread finds its block through `active`), never one launch per
+block (Parthenon lost 8.3x at 16^3 that way). Cell widths are per level and read at run time
+(`level_dx`), so one compiled kernel serves every level. The host's forest (taichiflow/mesh)
+decides the layout; `upload` copies its tables here after each regrid.
+"""
+
+import numpy as np
+import taichi as ti
+
+from ..state_arrays import StateArrays
+
+# relation codes of mesh.device_tables: the block across a face is at the same level, one
+# coarser, one finer, or there is the domain's boundary
+SAME, COARSER, FINER, BOUNDARY = 0, -1, 1, 2
+
+
+class BlockPool:
+    """Device arrays of `capacity` blocks of `block_cells`^dim cells and their tables."""
+
+    def __init__(self, phys, dim: int, block_cells: int, ghost: int, capacity: int, max_level: int,
+                 extent: tuple, roots: tuple, keep_u0: bool):
+        if block_cells < 2 * ghost or block_cells % 2:
+            raise ValueError(f"[amr] block_cells = {block_cells}: must be even and at least twice the scheme's "
+                             f"{ghost} ghost layers (its prolonged ghost cells then come from one coarse block)")
+        self.phys, self.dim, self.N, self.ghost = phys, dim, block_cells, ghost
+        self.capacity, self.max_level = capacity, max_level
+        self.dtype = phys.dtype
+        cells = (block_cells,) * dim
+        self.block_shape = cells
+        state = StateArrays(self.dtype)
+        self.U = state.vector(phys.U.n, cells, slots=capacity)
+        self.U0 = state.vector(phys.U.n, cells, slots=capacity) if keep_u0 else None
+        self.R = state.vector(phys.U.n, cells, slots=capacity)
+        self.W = state.vector(phys.W.n, cells, ghosts=ghost, slots=capacity)
+        state.place()
+        rows = (block_cells,) * (dim - 1)
+        # the flux through each block face whose neighbour is coarser, as the fine side computed it
+        # (the coarse side takes the mean of its fine faces': kernels/amr/fluxes.py)
+        self.face_register = ti.Vector.field(phys.n_flux, self.dtype, shape=(capacity, dim, 2) + rows)
+        self.level = ti.field(ti.i32, shape=capacity)
+        self.origin = ti.Vector.field(dim, ti.i32, shape=capacity)
+        self.neighbour = ti.field(ti.i32, shape=(capacity, 3 ** dim, 2 ** dim))
+        self.relation = ti.field(ti.i32, shape=(capacity, 3 ** dim))
+        self.active = ti.field(ti.i32, shape=capacity)
+        self.level_dx = ti.Vector.field(dim, self.dtype, shape=max_level + 1)
+        self.level_inv_dx = ti.Vector.field(dim, self.dtype, shape=max_level + 1)
+        self.n_active = 0
+        self.lower = tuple(float(a) for a, _ in extent)
+        for level in range(max_level + 1):
+            widths = [(float(b) - float(a)) / (roots[d] * block_cells * 2 ** level) for d, (a, b) in enumerate(extent)]
+            self.level_dx[level] = widths
+            self.level_inv_dx[level] = [1.0 / h for h in widths]
+        self.R.fill(0.0)
+
+    def upload(self, tables) -> None:
+        """The forest's tables (mesh.device_tables) onto the device."""
+        self.level.from_numpy(tables.level.astype(np.int32))
+        self.origin.from_numpy(tables.origin.astype(np.int32).reshape(self.capacity, self.dim))
+        self.neighbour.from_numpy(tables.neighbour.astype(np.int32))
+        self.relation.from_numpy(tables.relation.astype(np.int32))
+        active = np.full(self.capacity, -1, dtype=np.int32)
+        active[:len(tables.active)] = tables.active
+        self.active.from_numpy(active)
+        self.n_active = len(tables.active)
+
+    def resident_bytes(self) -> int:
+        """Device bytes of the pool's state arrays and its face register."""
+        size = 4 if self.dtype == ti.f32 else 8
+        fields = [f for f in (self.U, self.U0, self.R, self.W, self.face_register) if f is not None]
+        return sum(int(np.prod(f.shape)) * f.n * size for f in fields)
+
+
+def direction_index(offset) -> int:
+    """Index of the direction `offset` (each -1, 0 or 1) in the tables: sum (o_d + 1) 3^d."""
+    return sum((o + 1) * 3 ** d for d, o in enumerate(offset))
+
+
+def face_direction(dim: int, axis: int, side: int) -> int:
+    """The direction index of a block's lower (side 0) or upper (side 1) face along axis."""
+    return direction_index([(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)])

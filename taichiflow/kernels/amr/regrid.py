@@ -1,0 +1,108 @@
+"""The device side of a regrid: new blocks filled from the old ones, and the indicator that
+asks for it.
+
+- Prolongation (a block split into its children): conservative limited linear,
+  U_child = U_c + sum_d +-(1/4) minmod(U_c - U_c-1, U_c+1 - U_c) per conserved component, so
+  the 2^d children average back to the parent cell (to round-off) and no new extremum
+  appears. A parent cell at its block's edge takes its outer neighbour from the ghost layer
+  (U of its W): the ghost layers must be current.
+- Restriction (2^d children merged): a parent cell is the mean of its 2^d child cells.
+- Löhner's indicator (FLASH's form): per cell and chosen field, summed over the axes,
+  E^2 = sum_d |u+ - 2u + u-|^2 / sum_d (|u+ - u| + |u - u-| + eps (|u+| + 2|u| + |u-|))^2;
+  and the relative gradient G = max_d |u+ - u-| / (2 |u|), which sees what E misses: the
+  smooth, nearly linear parts of a rarefaction. A block's values are its cells' largest.
+
+Each kernel takes the regrid's list of (source slots, destination slot) as an ndarray and
+covers all of it in one launch.
+"""
+
+import taichi as ti
+
+from ...layout import component
+from ...numerics.reconstruction import minmod
+from .ghosts import pool_index
+
+
+def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
+    """(prolong, restrict, indicate) kernels and the per-slot fields of the two indicators."""
+    phys, dim, N, dtype = pool.phys, pool.dim, pool.N, pool.dtype
+    U, W, active = pool.U, pool.W, pool.active
+    cells = (N,) * dim
+    half = N // 2
+    n_children = 2 ** dim
+    indicator = ti.field(ti.f64, shape=pool.capacity)
+    gradient = ti.field(ti.f64, shape=pool.capacity)
+
+    @ti.func
+    def conserved_at(slot, cell):
+        """U of a cell of the block, or of a ghost cell beside it (from its W)."""
+        inside = True
+        for d in ti.static(range(dim)):
+            inside = inside & (cell[d] >= 0) & (cell[d] < N)
+        u = ti.Vector.zero(dtype, phys.U.n)
+        if inside:
+            u = U[pool_index(slot, cell)]
+        else:
+            u = phys.cons(W[pool_index(slot, cell)])
+        return u
+
+    @ti.kernel
+    def prolong(moves: ti.types.ndarray(dtype=ti.i32, ndim=2), count: ti.i32):
+        """moves[k] = (parent's slot, child's slot, child's octant)."""
+        for J in ti.grouped(ti.ndrange(count, *cells)):
+            k = component(J, 0)
+            parent, child, octant = moves[k, 0], moves[k, 1], moves[k, 2]
+            cell = [((octant >> d) & 1) * half + component(J, 1 + d) // 2 for d in range(dim)]
+            centre = U[pool_index(parent, cell)]
+            u = centre
+            for d in ti.static(range(dim)):
+                below = conserved_at(parent, [cell[e] - (1 if e == d else 0) for e in range(dim)])
+                above = conserved_at(parent, [cell[e] + (1 if e == d else 0) for e in range(dim)])
+                sign = 0.25 * (2 * (component(J, 1 + d) & 1) - 1)
+                u += sign * minmod(centre - below, above - centre)
+            U[pool_index(child, [component(J, 1 + d) for d in range(dim)])] = u
+
+    @ti.kernel
+    def restrict(moves: ti.types.ndarray(dtype=ti.i32, ndim=2), count: ti.i32):
+        """moves[k] = (the children's slots by octant..., the parent's slot)."""
+        for J in ti.grouped(ti.ndrange(count, *cells)):
+            k = component(J, 0)
+            octant = 0
+            fine = []
+            for d in ti.static(range(dim)):
+                octant += (component(J, 1 + d) // half) << d
+                fine.append(2 * (component(J, 1 + d) % half))
+            child = moves[k, octant]
+            total = ti.Vector.zero(dtype, phys.U.n)
+            for s in ti.static(range(n_children)):
+                total += U[pool_index(child, [fine[d] + ((s >> d) & 1) for d in range(dim)])]
+            U[pool_index(moves[k, n_children], [component(J, 1 + d) for d in range(dim)])] = total * (1.0 / n_children)
+
+    @ti.kernel
+    def indicate(n_active: ti.i32):
+        """Both indicators of every listed block (W and its ghost layers current)."""
+        for b in range(n_active):
+            indicator[active[b]] = 0.0
+            gradient[active[b]] = 0.0
+        for J in ti.grouped(ti.ndrange(n_active, *cells)):
+            slot = active[component(J, 0)]
+            cell = [component(J, 1 + d) for d in range(dim)]
+            centre = W[pool_index(slot, cell)]
+            largest, steepest = 0.0, 0.0
+            for f in ti.static(indicator_fields):
+                second, first = 0.0, 0.0
+                u = component(centre, f)
+                for d in ti.static(range(dim)):
+                    up = component(W[pool_index(slot, [cell[e] + (1 if e == d else 0) for e in range(dim)])], f)
+                    down = component(W[pool_index(slot, [cell[e] - (1 if e == d else 0) for e in range(dim)])], f)
+                    second += (up - 2.0 * u + down) ** 2
+                    first += (ti.abs(up - u) + ti.abs(u - down)
+                              + epsilon * (ti.abs(up) + 2.0 * ti.abs(u) + ti.abs(down))) ** 2
+                    if u != 0.0:
+                        steepest = ti.max(steepest, ti.abs(up - down) / (2.0 * ti.abs(u)))
+                if first > 0.0:
+                    largest = ti.max(largest, ti.sqrt(second / first))
+            ti.atomic_max(indicator[slot], ti.cast(largest, ti.f64))
+            ti.atomic_max(gradient[slot], ti.cast(steepest, ti.f64))
+
+    return prolong, restrict, indicate, indicator, gradient

@@ -1,0 +1,191 @@
+"""PackSolver: a forest of equal blocks on the device, stepped with one launch per kernel over
+every leaf, refined and coarsened on request.
+
+A step of the integrator's stages, each
+
+    W = prim(U)            (every leaf; after a step the check did it)
+    ghost layers           same level, restriction, boundary kinds; then prolongation
+    face register          the fine side's fluxes through faces where the level jumps
+    sweeps, one per axis   R and U of every leaf cell (kernels/amr/fluxes.py)
+
+then the check of the new state (CFL rate at each leaf's own cell width, admissibility, the
+model's globals). One global time step (the finest cells' CFL limit) serves every level.
+"""
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+import taichi as ti
+
+from ...errors import SimulationError
+from ...mesh import Block, PoolFull, assign_slots, device_tables, plan_regrid
+from ..solver import face_scheme
+from .cells import NO_BAD_CELL, make_cell_passes
+from .fluxes import make_stage_kernels
+from .ghosts import make_ghost_fill
+from .pool import BlockPool
+from .regrid import make_regrid_kernels
+from .transfer import make_block_transfer
+
+
+class Criteria(NamedTuple):
+    """When a regrid splits and merges blocks ([amr] keys of the same names)."""
+    refine_above: float
+    derefine_below: float
+    gradient_above: float = 0.0   # 0: the relative gradient is not a criterion
+
+    @classmethod
+    def of(cls, amr: dict) -> "Criteria":
+        return cls(amr["refine_above"], amr["derefine_below"], amr["gradient_above"])
+
+
+class PackSolver:
+    """The pool, its kernels and the host's forest of one adaptive run."""
+
+    def __init__(self, phys, plan, forest, extent, kinds, inflow: dict, capacity: int,
+                 indicator_fields=(0,), epsilon: float = 0.01):
+        if plan.split:
+            raise ValueError("[amr] needs an unsplit scheme (dimensional splitting is not supported with blocks)")
+        self.phys, self.plan, self.forest = phys, plan, forest
+        self.dim, self.N = forest.dim, forest.block_cells
+        self.extent = tuple((float(a), float(b)) for a, b in extent)
+        self.pool = pool = BlockPool(phys, self.dim, self.N, plan.ghost, capacity, forest.max_level, self.extent,
+                                     forest.roots, plan.keep_last_good)
+        self.inflow = ti.Vector.field(phys.W.n, pool.dtype, shape=(max(self.dim, 1), 2))
+        for (axis, side), values in inflow.items():
+            self.inflow[axis, side] = ti.Vector(list(values))
+        self.fallbacks = ti.field(ti.i64, shape=())
+        self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
+        scheme = face_scheme(phys, self.dim, plan.schemes[0])
+        self.fill_register, self.sweeps = make_stage_kernels(pool, plan, scheme, self.fallbacks)
+        self.primitives, self._check, self._publish, self._totals, self.check_fields = make_cell_passes(pool)
+        self.prolong, self.restrict, self._indicate, self._second, self._gradient = make_regrid_kernels(
+            pool, tuple(indicator_fields), epsilon)
+        self.transfer = make_block_transfer(pool)
+        self.slots = self._assigned(forest, capacity)
+        pool.upload(device_tables(forest, self.slots, capacity))
+
+    # --- the state ------------------------------------------------------------------------------
+    @staticmethod
+    def _assigned(forest, capacity):
+        try:
+            return assign_slots(forest, capacity)
+        except PoolFull as err:
+            raise SimulationError(f"{err}: raise [amr] capacity") from None
+
+    def cell_centres(self, block: Block) -> list:
+        """Per axis the coordinates of the block's cell centres."""
+        N, level = self.N, block.level
+        centres = []
+        for d, (a, b) in enumerate(self.extent):
+            h = (b - a) / (self.forest.roots[d] * N * 2 ** level)
+            centres.append(a + (block.coords[d] * N + np.arange(N) + 0.5) * h)
+        return centres
+
+    def set_conserved(self, values: Callable) -> None:
+        """U of every leaf from values(block) -> array (N,)*dim + (nU,)."""
+        leaves = self.forest.leaves
+        slots = np.array([self.slots[b] for b in leaves], dtype=np.int32)
+        data = np.stack([np.asarray(values(b), dtype=self.transfer.numpy_dtype) for b in leaves])
+        self.transfer.scatter(slots, data)
+        self.check_state()
+
+    def conserved_blocks(self) -> dict:
+        """{leaf: its U as an array (N,)*dim + (nU,)}."""
+        return self._blocks(self.transfer.gather_conserved)
+
+    def primitive_blocks(self) -> dict:
+        """{leaf: its W as an array (N,)*dim + (nW,)} (current after a check)."""
+        return self._blocks(self.transfer.gather_primitive)
+
+    def _blocks(self, gather) -> dict:
+        leaves = self.forest.leaves
+        data = gather(np.array([self.slots[b] for b in leaves], dtype=np.int32))
+        return {b: data[k] for k, b in enumerate(leaves)}
+
+    def totals(self) -> np.ndarray:
+        """f64 totals of every conserved variable over the leaves."""
+        self._totals(self.pool.n_active)
+        return self.check_fields.total.to_numpy()
+
+    # --- stepping -------------------------------------------------------------------------------
+    def check_state(self):
+        """W, the largest CFL rate and an inadmissible cell (None if none) of the current U."""
+        self._check(self.pool.n_active)
+        self._publish()
+        bad = int(self.check_fields.bad[None])
+        return float(self.check_fields.rate[None]), (None if bad == NO_BAD_CELL else self._cell_of(bad))
+
+    def _cell_of(self, linear: int):
+        """(leaf, cell index in it) of a check's linear cell index."""
+        slot, cell = divmod(linear, self.N ** self.dim)
+        block = next(b for b, s in self.slots.items() if s == slot)
+        return block, tuple(int(i) for i in np.unravel_index(cell, (self.N,) * self.dim))
+
+    def fill_ghosts(self):
+        n = self.pool.n_active
+        self.fill_near(n)
+        self.fill_from_coarser(n)
+
+    def step(self, dt: float, t: float):
+        """One step of dt from t (W current: after check_state); returns check_state's."""
+        n, stages = self.pool.n_active, self.plan.stages
+        keep = self.pool.U0 is not None
+        for s, stage in enumerate(stages):
+            if s > 0:
+                self.primitives(n)
+            self.fill_ghosts()
+            self.fill_register(n, dt)
+            for sweep in self.sweeps:
+                sweep(n, dt, t + stage.time * dt, stage.a, stage.c0, stage.c1, stage.c2, int(s == 0 and keep),
+                      int(s == len(stages) - 1))
+        return self.check_state()
+
+    # --- adapting -------------------------------------------------------------------------------
+    def indicators(self) -> dict:
+        """{leaf: (Löhner's indicator, the relative gradient), its cells' largest} of the current W."""
+        self.fill_ghosts()
+        self._indicate(self.pool.n_active)
+        second, gradient = self._second.to_numpy(), self._gradient.to_numpy()
+        return {b: (float(second[s]), float(gradient[s])) for b, s in self.slots.items()}
+
+    def regrid(self, refine: set, derefine: set) -> bool:
+        """Split the leaves in `refine`, merge the families all of whose leaves are in `derefine`
+        (2:1 balance kept by the forest); the new blocks filled on the device. False if nothing
+        changed. A pool too small is a SimulationError naming the key, the state untouched."""
+        new = self.forest.refined(set(refine), set(derefine))
+        if new.leaves == self.forest.leaves:
+            return False
+        try:
+            plan = plan_regrid(self.forest, self.slots, new, self.pool.capacity)
+        except PoolFull as err:
+            raise SimulationError(f"the regrid needs {err.needed} block slots and the pool has {err.capacity}: "
+                                  f"raise [amr] capacity") from None
+        self.fill_ghosts()  # (prolongation reads the parents' outer neighbours)
+        if plan.prolonged:
+            moves = np.array(plan.prolonged, dtype=np.int32)
+            self.prolong(moves, len(moves))
+        if plan.restricted:
+            moves = np.array([list(children) + [parent] for children, parent in plan.restricted], dtype=np.int32)
+            self.restrict(moves, len(moves))
+        self.forest, self.slots = new, plan.slots
+        self.pool.upload(device_tables(new, self.slots, self.pool.capacity))
+        return True
+
+    def adapt(self, criteria) -> bool:
+        """One regrid by the indicators: split where Löhner's exceeds criteria.refine_above or
+        the relative gradient criteria.gradient_above (if set), merge where every child is below
+        derefine_below and half gradient_above."""
+        values = self.indicators()
+        limit = criteria.gradient_above or float("inf")
+        refine = {b for b, (e, g) in values.items() if (e > criteria.refine_above or g > limit)
+                  and b.level < self.forest.max_level}
+        derefine = {b for b, (e, g) in values.items() if e < criteria.derefine_below and g < 0.5 * limit
+                    and b.level > 0}
+        changed = self.regrid(refine, derefine)
+        if changed:
+            self.check_state()
+        return changed
+
+    def leaf_cells(self) -> int:
+        return len(self.forest.leaves) * self.N ** self.dim

@@ -1,0 +1,10 @@
+"""Block-structured adaptive mesh refinement without Taichi: the forest of blocks (Morton order,
+neighbours, 2:1 balanced regrids) and the device pool's slots and tables built from it."""
+from .block import Block
+from .forest import Forest
+from .morton import morton_key
+from .neighbourhood import Neighbour
+from .slots import DeviceTables, PoolFull, RegridPlan, assign_slots, device_tables, plan_regrid
+
+__all__ = ["Block", "Forest", "Neighbour", "PoolFull", "RegridPlan", "DeviceTables", "assign_slots", "plan_regrid",
+           "device_tables", "morton_key"]

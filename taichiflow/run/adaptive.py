@@ -1,0 +1,73 @@
+"""An adaptive run ([amr]): the time loop over a PackSolver, with a regrid every
+`regrid_every` steps, and its state on a uniform grid of one level for whoever needs one."""
+from __future__ import annotations
+
+import time as wallclock
+
+import numpy as np
+
+from ..errors import SimulationError
+from ..kernels.amr.solver import Criteria
+from .build_amr import build_pack
+
+
+class AdaptiveRun:
+    """Builds a case with [amr] (its initial state refined); `advance` integrates it."""
+
+    def __init__(self, case: dict):
+        self.case = case
+        built = build_pack(case)
+        self.solver, self.model, self.plan = built.solver, built.model, built.plan
+        self.precision = built.precision
+        self.t, self.step_count = 0.0, 0
+        self.regrid_seconds = 0.0
+        self.rate, bad = self.solver.check_state()
+        if bad is not None:
+            raise SimulationError(f"the initial state is inadmissible in block {bad[0]} at cell {bad[1]}")
+
+    def advance(self, until: float, max_steps: int = 0) -> None:
+        """Steps of the global time step (the CFL limit of the finest cells) up to `until`."""
+        amr, cfl = self.case["amr"], self.case["scheme"]["cfl"]
+        taken = 0
+        while self.t < until * (1 - 1e-14) and not (max_steps and taken >= max_steps):
+            dt = min(cfl / self.rate, until - self.t)
+            rate, bad = self.solver.step(dt, self.t)
+            if bad is not None:
+                raise SimulationError(f"step {self.step_count + 1} (t = {self.t:.6g}, dt = {dt:.3g}) left an "
+                                      f"inadmissible state in block {bad[0]} at cell {bad[1]}")
+            self.t += dt
+            self.step_count += 1
+            taken += 1
+            self.rate = rate
+            if self.step_count % amr["regrid_every"] == 0:
+                started = wallclock.perf_counter()
+                if self.solver.adapt(Criteria.of(amr)):
+                    self.rate, _ = self.solver.check_state()
+                self.regrid_seconds += wallclock.perf_counter() - started
+
+    def uniform(self, level: int | None = None, primitive: bool = True) -> np.ndarray:
+        """The state on the uniform grid of `level` (default: the finest allowed): a coarser
+        leaf's value repeated over the cells it covers, a finer leaf's averaged."""
+        solver = self.solver
+        forest, N, dim = solver.forest, solver.N, solver.dim
+        level = forest.max_level if level is None else level
+        blocks = solver.primitive_blocks() if primitive else solver.conserved_blocks()
+        n = next(iter(blocks.values())).shape[-1]
+        shape = tuple(r * N * 2 ** level for r in forest.roots)
+        out = np.zeros(shape + (n,))
+        for block, values in blocks.items():
+            scale = 2 ** (level - block.level) if level >= block.level else None
+            if scale is not None:
+                for d in range(dim):
+                    values = np.repeat(values, scale, axis=d)
+                where = tuple(slice(c * N * scale, (c + 1) * N * scale) for c in block.coords)
+            else:
+                shrink = 2 ** (block.level - level)
+                values = values.reshape(sum(((N // shrink, shrink) for _ in range(dim)), ()) + (n,))
+                values = values.mean(axis=tuple(range(1, 2 * dim, 2)))
+                where = tuple(slice(c * N // shrink, (c + 1) * N // shrink) for c in block.coords)
+            out[where] = values
+        return out
+
+    def leaf_cells(self) -> int:
+        return self.solver.leaf_cells()

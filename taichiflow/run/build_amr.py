@@ -1,0 +1,104 @@
+"""From a loaded case with [amr] to a PackSolver holding its initial state, refined before the
+first step so that initial interfaces and shocks start at the finest level."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..bound_model import BoundModel
+from ..errors import CaseError, ModelError
+from ..kernels.amr.ghosts import SUPPORTED_KINDS
+from ..kernels.amr.initial import make_pool_fill
+from ..kernels.amr.solver import Criteria, PackSolver
+from ..mesh import Forest
+from ..parallel.comm import world
+from ..registry import FINITE_VOLUME, methods
+from .build import boundary_kinds, cell_average, plan_for, prepare
+
+
+class PackBuilt(NamedTuple):
+    arch: str
+    precision: str
+    fast_math: bool
+    model: object
+    params: dict
+    plan: object
+    solver: PackSolver
+    shock_jump: object
+
+
+def amr_refusal(case: dict) -> str | None:
+    """Why the case's scheme cannot run with [amr] (None if it can)."""
+    scheme = case["scheme"]
+    method = methods.get(scheme.get("method", FINITE_VOLUME))
+    if method.own_flux or method.name != FINITE_VOLUME:
+        return f"[scheme] method = '{method.name}' is not supported with [amr] (finite volumes only)"
+    if scheme.get("dimensional_splitting", False):
+        return "[scheme] dimensional_splitting is not supported with [amr] (the blocks take unsplit steps)"
+    if scheme.get("retry"):
+        return "[scheme] retry is not supported with [amr] yet: a step that leaves a bad cell stops the run"
+    for axis, kinds in enumerate(boundary_kinds(case)):
+        for kind in kinds:
+            if kind not in SUPPORTED_KINDS:
+                return (f"[boundary] {'xyz'[axis]} = '{kind}' is not supported with [amr] "
+                        f"(supported: {', '.join(SUPPORTED_KINDS)})")
+    return None
+
+
+def roots_of(case: dict) -> tuple:
+    """Root blocks per axis: [grid] cells over [amr] block_cells, which must divide them."""
+    where = case.get("_source", "<case>")
+    n = case["amr"]["block_cells"]
+    cells = case["grid"]["cells"]
+    if any(c % n for c in cells):
+        raise CaseError(f"{where}: [grid] cells = {list(cells)} must be multiples of [amr] block_cells = {n} "
+                        f"(the root level is made of whole blocks)")
+    return tuple(c // n for c in cells)
+
+
+def indicator_fields(case: dict, model) -> tuple:
+    """The primitive indices Löhner's indicator reads: [amr] fields, else the model's density
+    (else its first primitive variable)."""
+    where = case.get("_source", "<case>")
+    names = case["amr"]["fields"] or [model.density or model.primitive.names[0]]
+    indices = []
+    for name in names:
+        if name not in model.primitive.names or model.primitive.sizes[name] != 1:
+            raise CaseError(f"{where}: [amr] fields: '{name}' is not a scalar primitive variable of the model "
+                            f"(its scalars: {', '.join(n for n in model.primitive.names if model.primitive.sizes[n] == 1)})")
+        indices.append(model.primitive.index(name))
+    return tuple(indices)
+
+
+def build_pack(case: dict) -> PackBuilt:
+    """The PackSolver of a case with [amr], its initial state set and refined."""
+    where = case.get("_source", "<case>")
+    refusal = amr_refusal(case)
+    if refusal:
+        raise CaseError(f"{where}: {refusal}")
+    amr = case["amr"]
+    roots = roots_of(case)
+    prepared = prepare(case, world())
+    model, params = prepared.model, prepared.params
+    kinds = boundary_kinds(case)
+    N, dim = amr["block_cells"], len(roots)
+    plan = plan_for(case, prepared.arch, prepared.precision, cells=(N,) * dim, kinds=kinds, model=model)
+    phys = BoundModel(model, params, prepared.dtype)
+    forest = Forest.uniform(roots, N, amr["max_level"], tuple(k[0] == "periodic" for k in kinds))
+    capacity = amr["capacity"] or 16 * len(forest.leaves)
+    extent = tuple(zip(case["grid"]["lower"], case["grid"]["upper"]))
+    try:
+        solver = PackSolver(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
+                            indicator_fields(case, model), amr["epsilon"])
+        fill = make_pool_fill(solver.pool, prepared.initial, model.primitive, roots, case["grid"]["lower"],
+                              case["grid"]["upper"], params, cell_average(case, phys))
+    except ValueError as err:
+        raise ModelError(f"{where}: {err}") from None
+    fill()
+    solver.check_state()
+    for _ in range(amr["max_level"]):  # (each pass can add one level where the indicator asks)
+        if not solver.adapt(Criteria.of(amr)._replace(derefine_below=-1.0)):
+            break
+        fill()
+        solver.check_state()
+    return PackBuilt(prepared.arch, prepared.precision, prepared.fast_math, model, params, plan, solver,
+                     prepared.shock_jump)
