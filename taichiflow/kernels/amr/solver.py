@@ -28,6 +28,11 @@ from .regrid import make_regrid_kernels
 from .transfer import make_block_transfer
 
 
+def pool_full(err: PoolFull) -> SimulationError:
+    return SimulationError(f"the forest needs {err.needed} block slots and the pool has {err.capacity}: "
+                           f"raise [amr] capacity")
+
+
 class Criteria(NamedTuple):
     """When a regrid splits and merges blocks ([amr] keys of the same names)."""
     refine_above: float
@@ -71,7 +76,7 @@ class PackSolver:
         try:
             return assign_slots(forest, capacity)
         except PoolFull as err:
-            raise SimulationError(f"{err}: raise [amr] capacity") from None
+            raise pool_full(err) from None
 
     def cell_centres(self, block: Block) -> list:
         """Per axis the coordinates of the block's cell centres."""
@@ -159,8 +164,7 @@ class PackSolver:
         try:
             plan = plan_regrid(self.forest, self.slots, new, self.pool.capacity)
         except PoolFull as err:
-            raise SimulationError(f"the regrid needs {err.needed} block slots and the pool has {err.capacity}: "
-                                  f"raise [amr] capacity") from None
+            raise pool_full(err) from None
         self.fill_ghosts()  # (prolongation reads the parents' outer neighbours)
         if plan.prolonged:
             moves = np.array(plan.prolonged, dtype=np.int32)
