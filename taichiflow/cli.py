@@ -200,6 +200,9 @@ def _add_bench_parser(sub):
     bench.add_argument("--wet-fraction", type=float, metavar="F",
                        help="a model with an idle state (shallow water): make the cells beyond this fraction "
                             "of x idle (a dry bed), e.g. 0.1 for 10%% wet")
+    bench.add_argument("--amr-blocks", type=int, metavar="N",
+                       help="step the grid as a pack of N^dim blocks all at the root level, through the adaptive "
+                            "solver ([amr] max_level = 0; docs/amr.md)")
     bench.add_argument("--json", action="store_true", help="print one JSON object (per line with --sweep)")
     bench.add_argument("--sweep", action="store_true",
                        help="every workload of the speed targets (Euler WENO5+HLLC+LSRK3 f32 and f64, two-phase "
@@ -273,10 +276,13 @@ def _bench(args) -> int:
                   f"{args.repeats} x {args.steps} steps; memory roof: the copy bandwidth "
                   f"({results[0]['copy_bandwidth_GBps']:.0f} GB/s) over the modelled bytes per cell-step")
         return 0
-    result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
-                           riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
-                           precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,
-                           overrides=args.set, wet_fraction=args.wet_fraction, grid=args.grid)
+    if args.amr_blocks is not None:
+        result = _amr_bench(args)
+    else:
+        result = run_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
+                               riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
+                               precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,
+                               overrides=args.set, wet_fraction=args.wet_fraction, grid=args.grid)
     if not root:
         return 0
     if args.json:
@@ -285,6 +291,20 @@ def _bench(args) -> int:
         for key, value in result.items():
             print(f"{key:>24}: {value:.4g}" if isinstance(value, float) else f"{key:>24}: {value}")
     return 0
+
+
+def _amr_bench(args) -> dict:
+    from .bench_amr import run_amr_benchmark
+
+    if args.sweep or args.grid or args.wet_fraction is not None:
+        raise ValueError("--amr-blocks measures one workload on --cells^dim: not with --sweep, --grid or --wet-fraction")
+    if args.amr_blocks < 4 or args.amr_blocks % 2 or args.cells % args.amr_blocks:
+        raise ValueError(f"--amr-blocks {args.amr_blocks}: expected an even block size of at least 4 that divides "
+                         f"--cells {args.cells}")
+    return run_amr_benchmark(model=args.model, reconstruction=args.reconstruction, limiter=args.limiter,
+                             riemann=args.riemann, integrator=args.integrator, cells=args.cells, dim=args.dim,
+                             precision=args.precision, arch=args.arch, steps=args.steps, repeats=args.repeats,
+                             overrides=args.set, block_cells=args.amr_blocks)
 
 
 def _view(args) -> int:

@@ -13,8 +13,8 @@ from taichiflow.errors import CaseError, SimulationError
 from taichiflow.run.adaptive import AdaptiveRun
 
 
-def adaptive(tmp_path, text, overrides=()):
-    return AdaptiveRun(precise(case_from_text(tmp_path, text, overrides)))
+def adaptive(tmp_path, text, overrides=(), arch="cpu"):
+    return AdaptiveRun(precise(case_from_text(tmp_path, text, overrides), arch))
 
 
 def conserved_change(run, steps, not_conserved=()):
@@ -69,8 +69,8 @@ def euler_blob(dim):
 
 
 @pytest.mark.parametrize("dim,steps", [(2, 80), (3, 16)])
-def test_euler_totals_kept_through_level_jumps_and_regrids(tmp_path, dim, steps):
-    run = adaptive(tmp_path, euler_blob(dim), ["amr.max_level=1"] if dim == 3 else [])
+def test_euler_totals_kept_through_level_jumps_and_regrids(tmp_path, dim, steps, arch):
+    run = adaptive(tmp_path, euler_blob(dim), ["amr.max_level=1"] if dim == 3 else [], arch)
     levels = run.solver.forest.leaf_count_per_level()
     assert levels[0] > 0 and levels[-1] > 0  # (level jumps from the start)
     change, seen = conserved_change(run, steps)
@@ -163,33 +163,33 @@ y = "periodic"
 
 
 @pytest.mark.parametrize("model", sorted(MODEL_CASES))
-def test_every_model_family_keeps_its_totals(tmp_path, model):
+def test_every_model_family_keeps_its_totals(tmp_path, model, arch):
     """Every total but GLM's psi (damped by the model's after_step) and the two-phase advected
     variables (transported non-conservatively)."""
     text, not_conserved = MODEL_CASES[model]
-    run = adaptive(tmp_path, PERIODIC_2D + text)
+    run = adaptive(tmp_path, PERIODIC_2D + text, arch=arch)
     change, seen = conserved_change(run, 40, not_conserved)
     assert len(seen) > 1
     assert change < 1e-13
 
 
-def test_one_level_is_the_uniform_solver(tmp_path):
+def test_one_level_is_the_uniform_solver(tmp_path, arch):
     """Blocks all at the root level: the uniform solver's numbers to round-off."""
     text = euler_blob(2).replace('"weno5"', '"weno5"\nintegrator = "lsrk3"')
     without_amr = re.sub(r"\[amr\][^[]*", "", text)
-    uniform = simulate(case_from_text(tmp_path, without_amr, name="uniform.toml"), until=0.05)
+    uniform = simulate(case_from_text(tmp_path, without_amr, name="uniform.toml"), arch, until=0.05)
     steps, t, rho = uniform.step_count, uniform.t, uniform.fields()["rho"]  # (before Taichi restarts)
-    run = adaptive(tmp_path, text, ["amr.max_level=0"])
+    run = adaptive(tmp_path, text, ["amr.max_level=0"], arch)
     run.advance(t, max_steps=steps)
     assert run.step_count == steps and run.t == pytest.approx(t, rel=1e-14)
     assert np.max(np.abs(run.uniform(0)[..., 0] - rho)) < 1e-12
 
 
-def test_sod_with_three_levels_as_accurate_as_the_finest_uniform_grid(tmp_path):
+def test_sod_with_three_levels_as_accurate_as_the_finest_uniform_grid(tmp_path, arch):
     """Along each axis of a 2D grid (root 32 cells, blocks of 8, three levels: 256 cells at the
     finest), the L1 error of rho at t = 0.2 is within 10% of the uniform 256-cell run's, with
     fewer cells (measured: 1.899e-3 against 1.922e-3 in 1D, 176 leaf cells of 256)."""
-    uniform = simulate(load_case(CASES / "sod.toml", ["grid.cells=[256]"]))
+    uniform = simulate(load_case(CASES / "sod.toml", ["grid.cells=[256]"]), arch)
     x = (np.arange(256) + 0.5) / 256
     exact, _, _ = exact_riemann((1.0, 0.0, 1.0), (0.125, 0.0, 0.1), x, 0.2, x0=0.5, gamma=1.4)
     bound = 1.1 * l1(uniform.fields()["rho"], exact, 1.0 / 256)
@@ -223,17 +223,17 @@ point = {point}
 normal = {normal}
 state = {{ rho = 0.125, p = 0.1 }}
 """
-        run = adaptive(tmp_path, text)
+        run = adaptive(tmp_path, text, arch=arch)
         run.advance(0.2)
         rho = run.uniform()[..., 0].mean(axis=1 - axis)
         assert l1(rho, exact, 1.0 / 256) < bound
         assert run.leaf_cells() < 256 * 64
 
 
-def test_free_stream_across_level_jumps_and_regrids(tmp_path):
+def test_free_stream_across_level_jumps_and_regrids(tmp_path, arch):
     """A uniform flow stays uniform to round-off through fixed level jumps and regrids."""
     text = euler_blob(2).replace("state = { rho = 4.0, p = 2.0 }", "state = { rho = 1.0, p = 1.0 }")
-    run = adaptive(tmp_path, text)
+    run = adaptive(tmp_path, text, arch=arch)
     solver = run.solver
     corner = [b for b in solver.forest.leaves if b.coords == (0, 0)]
     solver.regrid(set(corner), set())  # a refined patch
@@ -247,11 +247,11 @@ def test_free_stream_across_level_jumps_and_regrids(tmp_path):
 
 
 @pytest.mark.parametrize("capacity", [6, 20])
-def test_full_pool_is_a_clear_error(tmp_path, capacity):
+def test_full_pool_is_a_clear_error(tmp_path, capacity, arch):
     """Too small for the root blocks (16), or for the initial refinement."""
     with pytest.raises(SimulationError, match=rf"the forest needs \d+ block slots and the pool has {capacity}: "
                                               rf"raise \[amr\] capacity"):
-        adaptive(tmp_path, euler_blob(2), [f"amr.capacity={capacity}"])
+        adaptive(tmp_path, euler_blob(2), [f"amr.capacity={capacity}"], arch)
 
 
 @pytest.mark.parametrize("scheme,refused", [
@@ -259,6 +259,6 @@ def test_full_pool_is_a_clear_error(tmp_path, capacity):
     (['scheme.method="shasta"', 'scheme.riemann="rusanov"'], "method = 'shasta'"),
     (["scheme.dimensional_splitting=true", 'scheme.integrator="euler"'], "dimensional_splitting"),
 ])
-def test_unsupported_scheme_is_refused(tmp_path, scheme, refused):
+def test_unsupported_scheme_is_refused(tmp_path, scheme, refused, arch):
     with pytest.raises(CaseError, match=re.escape(refused) + ".* not supported with \\[amr\\]"):
-        adaptive(tmp_path, euler_blob(2), scheme)
+        adaptive(tmp_path, euler_blob(2), scheme, arch)
