@@ -19,4 +19,4 @@ bench
 for b in ${BLOCKS:-16 32 8}; do bench --amr-blocks "$b"; done
 bench
 timeout 300 python3 tools/amr-run.py cases/sedov3d_amr.toml --arch cuda --precision f32 \
-    --set 'grid.cells=[64,64,64]' --set amr.block_cells=16 2>&1 | grep '^{' | tee -a "$out/amr-run.jsonl"
+    --set 'grid.cells=[64,64,64]' --set amr.block_cells=16 2>&1 | grep -v '^\[Taichi\]' | tee -a "$out/amr-run.log"

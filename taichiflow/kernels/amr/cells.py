@@ -2,12 +2,19 @@
 largest CFL rate over the leaves at their own level's cell widths, the first inadmissible
 cell, the model's global values), and the f64 totals of U that conservation is judged by."""
 
+import numpy as np
 import taichi as ti
 
 from ...layout import component, permute
+from ..indexing import int64_min
+from ..ordered import ordered_bits, ordered_value
 from .ghosts import pool_index
 
-NO_BAD_CELL = -1
+NO_BAD_CELL = -1  # (a bad cell's key is its index, reduced by maximum)
+
+
+def int64_lowest() -> int:
+    return int(np.iinfo(np.int64).min)
 
 
 def make_cell_passes(pool):
@@ -20,7 +27,7 @@ def make_cell_passes(pool):
     n_globals = max(len(model_globals), 1)
     cells = (N,) * dim
     block_cells = N ** dim
-    fields = CheckFields(n_globals, phys.U.n)
+    fields = CheckFields(n_globals, phys.U.n, pool.capacity, 2 + len(model_globals))
 
     @ti.func
     def block_cell(J):
@@ -33,31 +40,63 @@ def make_cell_passes(pool):
             _, I = block_cell(J)
             W[I] = phys.prim(U[I])
 
+    rows = (N,) * (dim - 1)
+    n_keys = 2 + len(model_globals)  # rate, bad cell, the model's globals
+
     @ti.kernel
-    def check(n_active: ti.i32):
-        """W of every leaf cell; the largest CFL rate, an inadmissible cell (slot * N^d + cell,
-        the largest such) and the model's globals, each reduced by maximum."""
-        fields.rate[None] = 0.0
-        fields.bad[None] = NO_BAD_CELL
-        for k in ti.static(range(len(model_globals))):
-            fields.globals_max[None][k] = -1e300
-        for J in ti.grouped(ti.ndrange(n_active, *cells)):
-            slot, I = block_cell(J)
-            w = phys.prim(U[I])
-            W[I] = w
+    def check_rows(n_active: ti.i32):
+        """W of every leaf cell; per block the largest CFL rate, an inadmissible cell (slot *
+        N^d + cell, the largest such) and the model's globals, as order-preserving integer keys
+        reduced per row in registers, then per block by atomics (on one address for the whole
+        grid they were compare-and-swap loops contended by every thread: 17x slower steps)."""
+        for J in ti.grouped(ti.ndrange(n_active, *rows)):
+            slot = active[component(J, 0)]
             inv_h = level_inv_dx[level[slot]]
             rate = 0.0
-            for d in ti.static(range(dim)):
-                smin, smax = phys.signal_speeds(permute(w, to_normal[d]))
-                rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * component(inv_h, d))
-            ti.atomic_max(fields.rate[None], ti.cast(rate, ti.f64))
-            if not phys.admissible(w):
-                linear = ti.cast(slot, ti.i64) * block_cells
+            bad = ti.cast(NO_BAD_CELL, ti.i64)
+            keys = ti.Vector([int64_min() for _ in range(max(len(model_globals), 1))], ti.i64)
+            for i in range(N):
+                I = pool_index(slot, [i] + [component(J, 1 + d) for d in range(dim - 1)])
+                w = phys.prim(U[I])
+                W[I] = w
                 for d in ti.static(range(dim)):
-                    linear += ti.cast(component(J, 1 + d), ti.i64) * N ** (dim - 1 - d)
-                ti.atomic_max(fields.bad[None], linear)
+                    smin, smax = phys.signal_speeds(permute(w, to_normal[d]))
+                    rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * component(inv_h, d))
+                if not phys.admissible(w):
+                    linear = ti.cast(slot, ti.i64) * block_cells + ti.cast(i, ti.i64) * N ** (dim - 1)
+                    for d in ti.static(range(dim - 1)):
+                        linear += ti.cast(component(J, 1 + d), ti.i64) * N ** (dim - 2 - d)
+                    bad = ti.max(bad, linear)
+                for k in ti.static(range(len(model_globals))):
+                    keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
+            ti.atomic_max(fields.slot_keys[slot, 0], ordered_bits(rate))
+            if bad != NO_BAD_CELL:  # (rare)
+                ti.atomic_max(fields.slot_keys[slot, 1], bad)
             for k in ti.static(range(len(model_globals))):
-                ti.atomic_max(fields.globals_max[None][k], ti.cast(phys.global_value(model_globals[k], w), ti.f64))
+                ti.atomic_max(fields.slot_keys[slot, 2 + k], keys[k])
+
+    @ti.kernel
+    def combine(n_active: ti.i32):
+        """The blocks' keys into the whole forest's (one atomic a block); the blocks' reset."""
+        fields.keys[None] = ti.Vector([0, NO_BAD_CELL] + [int64_min() for _ in range(len(model_globals))], ti.i64)
+        for b in range(n_active):
+            slot = active[b]
+            for k in ti.static(range(n_keys)):
+                ti.atomic_max(fields.keys[None][k], fields.slot_keys[slot, k])
+                if ti.static(k == 0):
+                    fields.slot_keys[slot, k] = 0
+                elif ti.static(k == 1):
+                    fields.slot_keys[slot, k] = NO_BAD_CELL
+                else:
+                    fields.slot_keys[slot, k] = int64_min()
+        fields.rate[None] = ordered_value(fields.keys[None][0])
+        fields.bad[None] = fields.keys[None][1]
+        for k in ti.static(range(len(model_globals))):
+            fields.globals_max[None][k] = ordered_value(fields.keys[None][2 + k])
+
+    def check(n_active: int):
+        check_rows(n_active)
+        combine(n_active)
 
     @ti.kernel
     def publish_globals():
@@ -81,7 +120,12 @@ def make_cell_passes(pool):
 class CheckFields:
     """What the check and the totals reduce into (read back by the solver)."""
 
-    def __init__(self, n_globals: int, n_conserved: int):
+    def __init__(self, n_globals: int, n_conserved: int, capacity: int, n_keys: int):
+        self.slot_keys = ti.field(ti.i64, shape=(capacity, n_keys))
+        keys = np.full((capacity, n_keys), int64_lowest(), dtype=np.int64)
+        keys[:, 0], keys[:, 1] = 0, NO_BAD_CELL
+        self.slot_keys.from_numpy(keys)
+        self.keys = ti.Vector.field(n_keys, ti.i64, shape=())
         self.rate = ti.field(ti.f64, shape=())
         self.bad = ti.field(ti.i64, shape=())
         self.globals_max = ti.Vector.field(n_globals, ti.f64, shape=())

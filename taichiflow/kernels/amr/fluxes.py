@@ -61,6 +61,7 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
     active, level, relation, neighbour = pool.active, pool.level, pool.relation, pool.neighbour
     level_dx, level_inv_dx, origin, lower = pool.level_dx, pool.level_inv_dx, pool.origin, pool.lower
     rows = (N,) * (dim - 1)
+    cells = (N,) * dim
     half = N // 2
     n_fine = 2 ** (dim - 1)
     has_source = "source" in phys.model.functions
@@ -80,7 +81,7 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
             stencil = functions.cells_at(index, i - g + 1, 2 * g)
             f, replaced = functions.face_flux(stencil, index, i, dt_dx)
             if replaced:
-                ti.atomic_add(fallbacks[None], ti.cast(replaced, ti.i64))
+                ti.atomic_add(fallbacks[component(index, 0)], ti.cast(replaced, ti.i64))
             return f
         return flux
 
@@ -130,10 +131,31 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
             return f
         return flux
 
-    def walk(axis):
+    def cell_update(axis):
         first, last = axis == 0, axis == dim - 1
-        face = block_face(axis)
-        flux = fluxes[axis]
+
+        @ti.func
+        def step_cell(I, slot, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step):
+            """R (and on the last axis U) of cell I from the fluxes through its two faces."""
+            u = ti.Vector.zero(pool.dtype, phys.U.n)
+            if ti.static(last or reads_u_early):
+                u = U[I]
+            r = dt * (divergence(f_lo, f_hi, u, axis) * inv_h)
+            if ti.static(first):
+                if a != 0.0:
+                    r += a * R[I]
+            else:
+                r += R[I]
+            if ti.static(last):
+                update(I, slot, lvl, r, u, dt, t, c0, c1, c2, save_u0, ends_step)
+            else:
+                R[I] = r
+        return step_cell
+
+    def walk(axis):
+        """A thread per row along the axis, each face solved once: where the rows' next cells
+        are neighbours in memory (every axis but the last)."""
+        face, flux, step_cell = block_face(axis), fluxes[axis], cell_update(axis)
 
         @ti.kernel
         def sweep(n_active: ti.i32, dt: pool.dtype, t: pool.dtype, a: pool.dtype, c0: pool.dtype, c1: pool.dtype,
@@ -151,20 +173,38 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
                         f_hi = face(slot, J, 1, dt_dx)
                     else:
                         f_hi = flux(I, i, dt_dx)
-                    u = ti.Vector.zero(pool.dtype, phys.U.n)
-                    if ti.static(last or reads_u_early):
-                        u = U[I]
-                    r = dt * (divergence(f_lo, f_hi, u, axis) * inv_h)
-                    if ti.static(first):
-                        if a != 0.0:
-                            r += a * R[I]
-                    else:
-                        r += R[I]
-                    if ti.static(last):
-                        update(I, slot, lvl, r, u, dt, t, c0, c1, c2, save_u0, ends_step)
-                    else:
-                        R[I] = r
+                    step_cell(I, slot, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step)
                     f_lo = f_hi
+        return sweep
+
+    def per_cell(axis):
+        """A thread per cell, its two faces solved (each face twice): the last axis, whose rows
+        lie along memory, so that a warp's threads read neighbouring addresses (a walk along
+        it strides by a row: 5.7% of the uniform rate at 16^3 blocks on an H200)."""
+        face, flux, step_cell = block_face(axis), fluxes[axis], cell_update(axis)
+
+        @ti.kernel
+        def sweep(n_active: ti.i32, dt: pool.dtype, t: pool.dtype, a: pool.dtype, c0: pool.dtype, c1: pool.dtype,
+                  c2: pool.dtype, save_u0: ti.i32, ends_step: ti.i32):
+            for J in ti.grouped(ti.ndrange(n_active, *cells)):
+                slot = active[component(J, 0)]
+                lvl = level[slot]
+                inv_h = component(level_inv_dx[lvl], axis)
+                dt_dx = dt * inv_h
+                i = component(J, 1 + axis)
+                row = ti.Vector([component(J, 0)] + [component(J, 1 + d) for d in range(dim) if d != axis])
+                I = pool_index(slot, [component(J, 1 + d) for d in range(dim)])
+                f_lo = ti.Vector.zero(pool.dtype, phys.n_flux)
+                f_hi = ti.Vector.zero(pool.dtype, phys.n_flux)
+                if i == 0:
+                    f_lo = face(slot, row, 0, dt_dx)
+                else:
+                    f_lo = flux(pool_index(slot, _row_cell(dim, axis, i - 1, row, 1)), i - 1, dt_dx)
+                if i == N - 1:
+                    f_hi = face(slot, row, 1, dt_dx)
+                else:
+                    f_hi = flux(I, i, dt_dx)
+                step_cell(I, slot, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step)
         return sweep
 
     @ti.func
@@ -192,4 +232,5 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
         U[I] = u_new
         R[I] = r
 
-    return fill_register, [walk(axis) for axis in range(dim)]
+    sweeps = [walk(axis) if axis < dim - 1 or dim == 1 else per_cell(axis) for axis in range(dim)]
+    return fill_register, sweeps

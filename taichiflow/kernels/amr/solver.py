@@ -59,7 +59,7 @@ class PackSolver:
         self.inflow = ti.Vector.field(phys.W.n, pool.dtype, shape=(max(self.dim, 1), 2))
         for (axis, side), values in inflow.items():
             self.inflow[axis, side] = ti.Vector(list(values))
-        self.fallbacks = ti.field(ti.i64, shape=())
+        self.fallbacks = ti.field(ti.i64, shape=capacity)  # face states replaced, per block (one address: contended)
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
         scheme = face_scheme(phys, self.dim, plan.schemes[0])
         self.fill_register, self.sweeps = make_stage_kernels(pool, plan, scheme, self.fallbacks)
