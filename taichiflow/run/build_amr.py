@@ -84,7 +84,7 @@ def build_pack(case: dict) -> PackBuilt:
     plan = plan_for(case, prepared.arch, prepared.precision, cells=(N,) * dim, kinds=kinds, model=model)
     phys = BoundModel(model, params, prepared.dtype)
     forest = Forest.uniform(roots, N, amr["max_level"], tuple(k[0] == "periodic" for k in kinds))
-    capacity = amr["capacity"] or max(16 * len(forest.leaves), 512)
+    capacity = amr["capacity"] or max(64 * len(forest.leaves), 512)
     extent = tuple(zip(case["grid"]["lower"], case["grid"]["upper"]))
     try:
         solver = PackSolver(phys, plan, forest, extent, kinds, prepared.inflow, capacity,

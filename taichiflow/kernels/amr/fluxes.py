@@ -4,12 +4,13 @@ thread walking its row's faces and updating its cells, as the uniform sweeps do:
     R = a R + dt (-dF/dx)        (the first axis; later axes add to R)
     U = c0 U0 + c1 U + c2 R      (the last axis, with the model's source and after_step)
 
-Where the level jumps, the coarse side's face flux is the mean of the fine faces' fluxes, so
-what leaves one side enters the other and every total is kept to round-off at every stage.
-The fine side's fluxes through such faces are computed first into the pool's face register
-(`fill_register`), and both sides read them from there (the advected variables' face
-velocity and a model's balance values travel in the same flux vector, so non-conservative
-terms and well-balanced sources see the same faces as the conservative ones).
+The fluxes through every block's own faces are computed first, into the pool's face register
+(`fill_register`); the sweeps solve the faces inside a block and read its two end faces from
+there. Where the level jumps, the coarse side reads the mean of the fine faces' fluxes, so
+what leaves one side enters the other and every total is kept to round-off at every stage
+(the advected variables' face velocity and a model's balance values travel in the same flux
+vector, so non-conservative terms and well-balanced sources see the same faces as the
+conservative ones).
 
 The face numerics are the uniform sweeps' (kernels/faces.py: face_functions), given the pool's
 W with the slot as axis 0; only the cell widths differ, read per level at run time.
@@ -20,7 +21,7 @@ import taichi as ti
 from ...layout import component
 from ..faces import SweepContext, face_functions, make_flux_divergence
 from .ghosts import pool_index
-from .pool import COARSER, FINER, face_direction
+from .pool import FINER, face_direction
 
 
 def pool_contexts(pool, plan):
@@ -89,12 +90,14 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
 
     @ti.kernel
     def fill_register(n_active: ti.i32, dt: pool.dtype):
-        """The fluxes through the block faces whose neighbour is coarser, as the fine side sees them."""
+        """The fluxes through every block face but those whose neighbour is finer (whose flux
+        is the mean of the fine side's): the sweeps then solve only the faces inside a block,
+        with one copy of the face numerics each (three made the walks spill registers)."""
         for axis, side in ti.static([(a, s) for a in range(dim) for s in (0, 1)]):
             direction = face_direction(dim, axis, side)
             for J in ti.grouped(ti.ndrange(n_active, *rows)):
                 slot = active[component(J, 0)]
-                if relation[slot, direction] == COARSER:
+                if relation[slot, direction] != FINER:
                     dt_dx = dt * component(level_inv_dx[level[slot]], axis)
                     index = pool_index(slot, _row_cell(dim, axis, -1 if side == 0 else N - 1, J, 1))
                     row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
@@ -102,15 +105,14 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
 
     def block_face(axis):
         @ti.func
-        def flux(slot, J, side: ti.template(), dt_dx):
-            """The flux through the block's face on `side` of row J: from the register where
-            the level jumps (the mean of the fine faces' on the coarse side), else computed."""
+        def flux(slot, J, side: ti.template()):
+            """The flux through the block's face on `side` of row J, from the register: where
+            the neighbour is finer, the mean of the fine faces' fluxes."""
             direction = face_direction(dim, axis, side)
-            kind = relation[slot, direction]
             f = ti.Vector.zero(pool.dtype, phys.n_flux)
-            if kind == COARSER:
+            if relation[slot, direction] != FINER:
                 f = register[ti.Vector([slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)])]
-            elif kind == FINER:
+            else:
                 octant = (1 if side == 0 else 0) << axis
                 fine_rows = []
                 t = 0
@@ -125,9 +127,6 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
                     f += register[ti.Vector([fine, axis, 1 - side] + [fine_rows[t] + ((q >> t) & 1)
                                                                       for t in range(dim - 1)])]
                 f *= 1.0 / n_fine
-            else:
-                i = -1 if side == 0 else N - 1
-                f = fluxes[axis](pool_index(slot, _row_cell(dim, axis, i, J, 1)), i, dt_dx)
             return f
         return flux
 
@@ -165,12 +164,12 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
                 lvl = level[slot]
                 inv_h = component(level_inv_dx[lvl], axis)
                 dt_dx = dt * inv_h
-                f_lo = face(slot, J, 0, dt_dx)
+                f_lo = face(slot, J, 0)
                 for i in range(N):
                     I = pool_index(slot, _row_cell(dim, axis, i, J, 1))
                     f_hi = ti.Vector.zero(pool.dtype, phys.n_flux)
                     if i == N - 1:
-                        f_hi = face(slot, J, 1, dt_dx)
+                        f_hi = face(slot, J, 1)
                     else:
                         f_hi = flux(I, i, dt_dx)
                     step_cell(I, slot, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step)
@@ -197,11 +196,11 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
                 f_lo = ti.Vector.zero(pool.dtype, phys.n_flux)
                 f_hi = ti.Vector.zero(pool.dtype, phys.n_flux)
                 if i == 0:
-                    f_lo = face(slot, row, 0, dt_dx)
+                    f_lo = face(slot, row, 0)
                 else:
                     f_lo = flux(pool_index(slot, _row_cell(dim, axis, i - 1, row, 1)), i - 1, dt_dx)
                 if i == N - 1:
-                    f_hi = face(slot, row, 1, dt_dx)
+                    f_hi = face(slot, row, 1)
                 else:
                     f_hi = flux(I, i, dt_dx)
                 step_cell(I, slot, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step)
