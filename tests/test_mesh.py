@@ -463,6 +463,23 @@ def test_direction_index_counts_axis_0_fastest():
 
 
 @pytest.mark.parametrize("roots, periodic, max_level", CONFIGS, ids=CONFIG_IDS)
+def test_device_tables_of_faces_only_are_the_full_tables_at_the_faces(roots, periodic, max_level):
+    rng = np.random.default_rng(4)
+    forest = Forest.uniform(roots, 4, max_level, periodic)
+    forest = forest.refined(*random_flags(forest, rng))
+    slots = assign_slots(forest, 3000)
+    full, faces = device_tables(forest, slots, 3000), device_tables(forest, slots, 3000, faces_only=True)
+    dim = forest.dim
+    for offset in itertools.product((-1, 0, 1), repeat=dim):
+        row = direction_index(offset)
+        if sum(map(abs, offset)) <= 1:
+            assert np.array_equal(faces.neighbour[:, row], full.neighbour[:, row])
+            assert np.array_equal(faces.relation[:, row], full.relation[:, row])
+        else:
+            assert np.all(faces.neighbour[:, row] == -1) and np.all(faces.relation[:, row] == 2)
+
+
+@pytest.mark.parametrize("roots, periodic, max_level", CONFIGS, ids=CONFIG_IDS)
 def test_device_table_rows_agree_with_the_neighbour_queries(roots, periodic, max_level):
     rng = np.random.default_rng(9)
     capacity = 3000

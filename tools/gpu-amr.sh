@@ -18,5 +18,8 @@ bench() { timeout 240 python3 -m taichiflow.cli bench --arch cuda --cells "$n" -
 bench
 for b in ${BLOCKS:-16 32 8}; do bench --amr-blocks "$b"; done
 bench
-timeout 300 python3 tools/amr-run.py cases/sedov3d_amr.toml --arch cuda --precision f32 \
-    --set 'grid.cells=[64,64,64]' --set amr.block_cells=16 2>&1 | grep -v '^\[Taichi\]' | tee -a "$out/amr-run.log"
+for every in ${REGRID_EVERY:-4}; do
+  timeout 300 python3 tools/amr-run.py cases/sedov3d_amr.toml --arch cuda --precision f32 \
+      --set 'grid.cells=[64,64,64]' --set amr.block_cells=16 --set amr.regrid_every=$every 2>&1 \
+      | grep -v '^\[Taichi\]' | tee -a "$out/amr-run.log"
+done

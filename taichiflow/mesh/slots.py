@@ -85,8 +85,10 @@ def plan_regrid(old: Forest, old_slots: dict[Block, int], new: Forest, capacity:
     return plan
 
 
-def device_tables(forest: Forest, slots: dict[Block, int], capacity: int) -> DeviceTables:
-    """The kernels' tables for `forest` with its leaves in `slots`."""
+def device_tables(forest: Forest, slots: dict[Block, int], capacity: int, faces_only: bool = False) -> DeviceTables:
+    """The kernels' tables for `forest` with its leaves in `slots`. faces_only: the rows of the
+    edge and corner directions left as at a boundary (-1, relation 2), for kernels whose
+    stencils run along one axis and so read across faces only (in 3D, 6 queries a leaf of 26)."""
     _check_slots(forest, slots, capacity)
     fan = 1 << forest.dim
     active = np.array([slots[leaf] for leaf in forest.leaves], np.int32)
@@ -98,13 +100,14 @@ def device_tables(forest: Forest, slots: dict[Block, int], capacity: int) -> Dev
     directions = len(neighbour_offsets(forest.dim))
     neighbour = np.full((capacity, directions, fan), NO_SLOT, np.int32)
     relation = np.full((capacity, directions), RELATION_CODES["boundary"], np.int8)
-    rows = [_neighbour_row(forest, slots, leaf) for leaf in forest.leaves]  # (a forest has at least one leaf)
+    rows = [_neighbour_row(forest, slots, leaf, faces_only) for leaf in forest.leaves]  # (at least one leaf)
     neighbour[active] = np.array([entries for entries, _ in rows], np.int32)
     relation[active] = np.array([codes for _, codes in rows], np.int8)
     return DeviceTables(level, origin, neighbour, relation, active)
 
 
-def _neighbour_row(forest: Forest, slots: dict[Block, int], leaf: Block) -> tuple[list[list[int]], list[int]]:
+def _neighbour_row(forest: Forest, slots: dict[Block, int], leaf: Block,
+                   faces_only: bool) -> tuple[list[list[int]], list[int]]:
     """One leaf's neighbour slots (per direction, per octant) and relation codes (per direction)."""
     fan = 1 << forest.dim
     entries, codes = [], []
@@ -112,6 +115,10 @@ def _neighbour_row(forest: Forest, slots: dict[Block, int], leaf: Block) -> tupl
         if not any(offset):
             entries.append([slots[leaf]] * fan)
             codes.append(RELATION_CODES["same"])
+            continue
+        if faces_only and sum(map(abs, offset)) > 1:
+            entries.append([NO_SLOT] * fan)
+            codes.append(RELATION_CODES["boundary"])
             continue
         found = forest.neighbour(leaf, offset)
         codes.append(RELATION_CODES[found.kind])

@@ -12,6 +12,7 @@ then the check of the new state (CFL rate at each leaf's own cell width, admissi
 model's globals). One global time step (the finest cells' CFL limit) serves every level.
 """
 
+from collections import Counter
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -19,6 +20,7 @@ import taichi as ti
 
 from ...errors import SimulationError
 from ...mesh import Block, PoolFull, assign_slots, device_tables, plan_regrid
+from ...mesh.block import parent
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
 from .fluxes import make_stage_kernels
@@ -68,7 +70,7 @@ class PackSolver:
             pool, tuple(indicator_fields), epsilon)
         self.transfer = make_block_transfer(pool)
         self.slots = self._assigned(forest, capacity)
-        pool.upload(device_tables(forest, self.slots, capacity))
+        pool.upload(device_tables(forest, self.slots, capacity, faces_only=True))
 
     # --- the state ------------------------------------------------------------------------------
     @staticmethod
@@ -173,7 +175,7 @@ class PackSolver:
             moves = np.array([list(children) + [parent] for children, parent in plan.restricted], dtype=np.int32)
             self.restrict(moves, len(moves))
         self.forest, self.slots = new, plan.slots
-        self.pool.upload(device_tables(new, self.slots, self.pool.capacity))
+        self.pool.upload(device_tables(new, self.slots, self.pool.capacity, faces_only=True))
         return True
 
     def adapt(self, criteria) -> bool:
@@ -186,10 +188,16 @@ class PackSolver:
                   and b.level < self.forest.max_level}
         derefine = {b for b, (e, g) in values.items() if e < criteria.derefine_below and g < 0.5 * limit
                     and b.level > 0}
+        if not refine and not self._whole_families(derefine):
+            return False  # (nothing can change: the forest's balancing pass is skipped)
         changed = self.regrid(refine, derefine)
         if changed:
             self.check_state()
         return changed
+
+    def _whole_families(self, flagged: set) -> bool:
+        """Whether all 2^d children of some parent are flagged (only then can blocks merge)."""
+        return any(n == 2 ** self.dim for n in Counter(parent(block) for block in flagged).values())
 
     def leaf_cells(self) -> int:
         return len(self.forest.leaves) * self.N ** self.dim
