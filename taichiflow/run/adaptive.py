@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import time as wallclock
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import SimulationError
 from ..kernels.amr.solver import Criteria
+from .adaptive_outputs import AdaptiveOutputs
 from .build_amr import build_pack
+from .stopping import output_times
 
 
 class AdaptiveRun:
@@ -25,20 +28,27 @@ class AdaptiveRun:
         if bad is not None:
             raise SimulationError(f"the initial state is inadmissible in block {bad[0]} at cell {bad[1]}")
 
-    def advance(self, until: float, max_steps: int = 0) -> None:
-        """Steps of the global time step (the CFL limit of the finest cells) up to `until`."""
+    def advance(self, until: float, max_steps: int = 0, after_step=None) -> None:
+        """Steps of the global time step (the CFL limit of the finest cells) up to `until`;
+        after_step(dt) after each. A step that leaves an inadmissible cell is undone (where
+        the last good state is kept) and raises SimulationError naming the block and cell."""
         amr, cfl = self.case["amr"], self.case["scheme"]["cfl"]
         taken = 0
         while self.t < until * (1 - 1e-14) and not (max_steps and taken >= max_steps):
             dt = min(cfl / self.rate, until - self.t)
             rate, bad = self.solver.step(dt, self.t)
             if bad is not None:
+                kept = self.solver.restore_last_good()
+                block, cell = bad
                 raise SimulationError(f"step {self.step_count + 1} (t = {self.t:.6g}, dt = {dt:.3g}) left an "
-                                      f"inadmissible state in block {bad[0]} at cell {bad[1]}")
+                                      f"inadmissible state in the block at level {block.level}, {block.coords}, "
+                                      f"cell {cell}" + ("; the state before it is kept" if kept else ""))
             self.t += dt
             self.step_count += 1
             taken += 1
             self.rate = rate
+            if after_step:
+                after_step(dt)
             if self.step_count % amr["regrid_every"] == 0:
                 started = wallclock.perf_counter()
                 if self.solver.adapt(Criteria.of(amr)):
@@ -71,3 +81,39 @@ class AdaptiveRun:
 
     def leaf_cells(self) -> int:
         return self.solver.leaf_cells()
+
+    def run(self, folder: Path, quiet: bool = True, log=lambda line: None) -> dict:
+        """To the end time, writing snapshots at the output times and a diagnostics row every
+        [output] diagnostics_every steps into `folder`; a failed step still writes the last
+        good state's snapshot before its error propagates."""
+        outputs = AdaptiveOutputs(self, folder)
+        every, end = self.case["output"]["diagnostics_every"], self.case["time"]["end"]
+        started = wallclock.perf_counter()
+        updates = 0
+
+        def after_step(dt):
+            nonlocal updates
+            updates += self.leaf_cells()
+            if self.step_count % every == 0:
+                outputs.row(dt)
+            if not quiet and self.step_count % 50 == 0:
+                print(f"step {self.step_count}, t = {self.t:.6g}, {self.leaf_cells()} leaf cells "
+                      f"{list(self.solver.forest.leaf_count_per_level())} blocks per level", flush=True)
+
+        outputs.row(0.0)
+        outputs.snapshot()
+        try:
+            cap = self.case["time"]["max_steps"]
+            for t_out in output_times(end, self.case["output"]["interval"]):
+                if cap and self.step_count >= cap:
+                    break
+                self.advance(t_out, cap - self.step_count if cap else 0, after_step)
+                outputs.snapshot()
+        except SimulationError:
+            log(f"the last good state: {outputs.snapshot().name}")
+            raise
+        finally:
+            outputs.close()
+        wall = wallclock.perf_counter() - started
+        return {"steps": self.step_count, "time": self.t, "wall_s": wall, "leaf_cell_updates_per_s": updates / wall,
+                "regrid_s": self.regrid_seconds, "snapshots": outputs.count}

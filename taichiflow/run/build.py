@@ -129,6 +129,9 @@ def build(case: dict) -> Built:
     """Everything a run of `case` needs; resolves its "auto" run settings and model parameters
     in place (the resolved case is what the output folder records)."""
     where = case.get("_source", "<case>")
+    if "amr" in case:
+        raise CaseError(f"{where}: [amr]: an adaptive case runs on the block forest (taichiflow run, or "
+                        f"taichiflow.run.adaptive.AdaptiveRun), not on the uniform solver")
     comm = world()
     arch, precision, fast_math, dtype, model, params, initial, inflow, shock_jump = prepare(case, comm)
     layout = model.primitive

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import OutputError
 
-RESULTS = ("snapshot_*.vti", "snapshot_*.png", "series.pvd", "diagnostics.csv", "case.toml",
+RESULTS = ("snapshot_*.vti", "snapshot_*.vtu", "snapshot_*.png", "series.pvd", "diagnostics.csv", "case.toml",
            "checkpoint_*.npz")
 # what writing them may leave behind: checkpoint and diagnostics temporaries, atomic-write temporaries
 LEFTOVERS = ("checkpoint_*.npz.tmp", "diagnostics.csv.tmp", ".snapshot_*.vti.*.tmp", ".series.pvd.*.tmp",

@@ -79,7 +79,7 @@ class Series:
         path = self.entries[index][1]
         key = (index, str(path))
         if key not in self._cache:
-            self._cache[key] = mirrored_across(pv.read(str(path)), self.mirror_faces)
+            self._cache[key] = mirrored_across(_read(path), self.mirror_faces)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         self._cache.move_to_end(key)
@@ -111,7 +111,7 @@ class Series:
         if self._mirror_note is None:
             self._mirror_note = ""
             if self.mirror_faces:
-                raw = pv.read(str(self.entries[0][1]))
+                raw = _read(self.entries[0][1])
                 planes = [f"{'xyz'[axis]} = {plane_of(raw, axis, side):.4g}" for axis, side in self.mirror_faces]
                 self._mirror_note = f"mirrored across {', '.join(planes)}"
         return self._mirror_note
@@ -123,8 +123,9 @@ class Series:
         key = (name, ndim, len(self))
         if key not in self._ranges:
             lows, highs = [], []
-            for _, path in self.entries:
-                values, title = scalar_values(_Arrays(map_vti_arrays(path)), name, ndim)
+            for index, (_, path) in enumerate(self.entries):
+                arrays = map_vti_arrays(path) if path.suffix == ".vti" else dict(self.grid(index).cell_data)
+                values, title = scalar_values(_Arrays(arrays), name, ndim)
                 lows.append(np.nanmin(values))
                 highs.append(np.nanmax(values))
             lo, hi = float(min(lows)), float(max(highs))
@@ -139,6 +140,14 @@ class Series:
         mirrored_axes = {"xyz"[axis] for axis, _ in self.mirror_faces}
         data = self.grid(0).cell_data
         return component in mirrored_axes and base in data and np.asarray(data[base]).ndim == 2
+
+
+def _read(path: Path):
+    """A snapshot as VTK reads it; an adaptive run's leaves (.vtu) resampled on a uniform grid."""
+    if path.suffix == ".vtu":
+        from .amr import resampled
+        return resampled(pv.read(str(path)))
+    return pv.read(str(path))
 
 
 class _Arrays:

@@ -18,8 +18,8 @@ def int64_lowest() -> int:
 
 
 def make_cell_passes(pool):
-    """(primitives, check, totals, publish_globals) kernels; the check's results are in the
-    fields of the returned `CheckFields`."""
+    """(primitives, check, publish_globals, totals, restore or None) and the `CheckFields` the
+    check and the totals reduce into."""
     phys, dim, N = pool.phys, pool.dim, pool.N
     U, W, active, level, level_inv_dx = pool.U, pool.W, pool.active, pool.level, pool.level_inv_dx
     to_normal = [phys.W.rotation(d, True) for d in range(dim)]
@@ -114,7 +114,16 @@ def make_cell_passes(pool):
                 volume *= ti.cast(component(pool.level_dx[level[slot]], d), ti.f64)
             fields.total[None] += ti.cast(U[I], ti.f64) * volume
 
-    return primitives, check, publish_globals, totals, fields
+    restore = None
+    if pool.U0 is not None:
+        @ti.kernel
+        def restore(n_active: ti.i32):
+            """U back to U0, the state the last step started from."""
+            for J in ti.grouped(ti.ndrange(n_active, *cells)):
+                _, I = block_cell(J)
+                U[I] = pool.U0[I]
+
+    return primitives, check, publish_globals, totals, restore, fields
 
 
 class CheckFields:

@@ -65,7 +65,8 @@ class PackSolver:
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
         scheme = face_scheme(phys, self.dim, plan.schemes[0])
         self.fill_register, self.sweeps = make_stage_kernels(pool, plan, scheme, self.fallbacks)
-        self.primitives, self._check, self._publish, self._totals, self.check_fields = make_cell_passes(pool)
+        self.primitives, self._check, self._publish, self._totals, self._restore, self.check_fields = \
+            make_cell_passes(pool)
         self.prolong, self.restrict, self._indicate, self._second, self._gradient = make_regrid_kernels(
             pool, tuple(indicator_fields), epsilon)
         self.transfer = make_block_transfer(pool)
@@ -80,22 +81,9 @@ class PackSolver:
         except PoolFull as err:
             raise pool_full(err) from None
 
-    def cell_centres(self, block: Block) -> list:
-        """Per axis the coordinates of the block's cell centres."""
-        N, level = self.N, block.level
-        centres = []
-        for d, (a, b) in enumerate(self.extent):
-            h = (b - a) / (self.forest.roots[d] * N * 2 ** level)
-            centres.append(a + (block.coords[d] * N + np.arange(N) + 0.5) * h)
-        return centres
-
-    def set_conserved(self, values: Callable) -> None:
-        """U of every leaf from values(block) -> array (N,)*dim + (nU,)."""
-        leaves = self.forest.leaves
-        slots = np.array([self.slots[b] for b in leaves], dtype=np.int32)
-        data = np.stack([np.asarray(values(b), dtype=self.transfer.numpy_dtype) for b in leaves])
-        self.transfer.scatter(slots, data)
-        self.check_state()
+    def cell_width(self, level: int) -> tuple:
+        """Per axis the cell width at a level."""
+        return tuple((b - a) / (r * self.N * 2 ** level) for (a, b), r in zip(self.extent, self.forest.roots))
 
     def conserved_blocks(self) -> dict:
         """{leaf: its U as an array (N,)*dim + (nU,)}."""
@@ -147,6 +135,14 @@ class PackSolver:
                 sweep(n, dt, t + stage.time * dt, stage.a, stage.c0, stage.c1, stage.c2, int(s == 0 and keep),
                       int(s == len(stages) - 1))
         return self.check_state()
+
+    def restore_last_good(self) -> bool:
+        """U back to the state at the start of the last step (False where it was not kept)."""
+        if self._restore is None:
+            return False
+        self._restore(self.pool.n_active)
+        self.check_state()
+        return True
 
     # --- adapting -------------------------------------------------------------------------------
     def indicators(self) -> dict:

@@ -1,0 +1,70 @@
+"""What an adaptive run writes into its folder: snapshots of the leaves (one .vtu each, listed
+in series.pvd), diagnostics rows (time, step, dt, totals of the conserved variables, leaf
+blocks per level, leaf cells, regrid seconds) and the resolved case."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import case as case_mod
+from ..errors import CaseError
+from ..io import DiagnosticsCSV, PvdSeries
+from ..io_vtu import write_leaves_vtu
+
+
+def snapshot_fields(case: dict, model) -> list:
+    """The [output] fields a snapshot of the leaves holds: the primitive variables named (all
+    by default); derived fields (gradients across level jumps) are not written yet."""
+    layout = model.primitive
+    names = case["output"]["fields"] or layout.names
+    derived = [name for name in names if name not in layout.sizes]
+    if derived:
+        where = case.get("_source", "<case>")
+        raise CaseError(f"{where}: [output] fields: {', '.join(derived)}: derived fields are not written by [amr] "
+                        f"runs yet (primitive variables: {', '.join(layout.names)})")
+    return list(names)
+
+
+class AdaptiveOutputs:
+    """The files of one adaptive run in `folder`."""
+
+    def __init__(self, run, folder: Path):
+        self.run, self.folder = run, Path(folder)
+        self.fields = snapshot_fields(run.case, run.model)
+        self.series = PvdSeries(self.folder / "series.pvd")
+        self.count = 0
+        conserved = run.model.conserved
+        totals = [f"total_{name}" if conserved.sizes[name] == 1 else f"total_{name}_{'xyz'[c]}"
+                  for name in conserved.names for c in range(conserved.sizes[name])]
+        levels = [f"leaf_blocks_{level}" for level in range(run.solver.forest.max_level + 1)]
+        self.columns = ["time", "step", "dt", *totals, *levels, "leaf_cells", "regrid_s"]
+        self.csv = DiagnosticsCSV(self.folder / "diagnostics.csv", self.columns)
+        (self.folder / "case.toml").write_text(case_mod.dump_toml(run.case))
+
+    def row(self, dt: float) -> None:
+        run = self.run
+        forest = run.solver.forest
+        self.csv.write([run.t, run.step_count, dt, *run.solver.totals(), *forest.leaf_count_per_level(),
+                        run.leaf_cells(), run.regrid_seconds])
+
+    def snapshot(self) -> Path:
+        """The leaves' primitive state at the run's time as snapshot_NNNN.vtu."""
+        run = self.run
+        solver, layout = run.solver, run.model.primitive
+        blocks = []
+        for block, w in solver.primitive_blocks().items():
+            width = solver.cell_width(block.level)
+            lower = [a + c * solver.N * h for (a, _), c, h in zip(solver.extent, block.coords, width)]
+            arrays = {}
+            for name in self.fields:
+                offset = layout.offsets[name]
+                arrays[name] = w[..., offset] if layout.sizes[name] == 1 else w[..., offset:offset + 3]
+            blocks.append((lower, width, block.level, arrays))
+        name = f"snapshot_{self.count:04d}.vtu"
+        write_leaves_vtu(self.folder / name, blocks, run.case["grid"]["cells"], time=run.t)
+        self.series.add(run.t, name)
+        self.count += 1
+        return self.folder / name
+
+    def close(self) -> None:
+        self.csv.close()
+
