@@ -105,14 +105,18 @@ def make_cell_passes(pool):
 
     @ti.kernel
     def totals(n_active: ti.i32):
-        """The f64 sum over the leaves of U times the cell volume of its level."""
-        fields.total[None] = ti.Vector.zero(ti.f64, phys.U.n)
-        for J in ti.grouped(ti.ndrange(n_active, *cells)):
-            slot, I = block_cell(J)
+        """Per listed block, the f64 sum of U times its cell volume, its cells in a fixed order
+        (the host adds the blocks exactly: math.fsum), so that two runs give the same totals."""
+        for b in range(n_active):
+            slot = active[b]
             volume = ti.cast(1.0, ti.f64)
             for d in ti.static(range(dim)):
                 volume *= ti.cast(component(pool.level_dx[level[slot]], d), ti.f64)
-            fields.total[None] += ti.cast(U[I], ti.f64) * volume
+            total = ti.Vector.zero(ti.f64, phys.U.n)
+            for linear in range(block_cells):
+                parts = [(linear // N ** (dim - 1 - d)) % N for d in range(dim)]
+                total += ti.cast(U[pool_index(slot, parts)], ti.f64)
+            fields.block_totals[b] = total * volume
 
     restore = None
     if pool.U0 is not None:
@@ -138,4 +142,4 @@ class CheckFields:
         self.rate = ti.field(ti.f64, shape=())
         self.bad = ti.field(ti.i64, shape=())
         self.globals_max = ti.Vector.field(n_globals, ti.f64, shape=())
-        self.total = ti.Vector.field(n_conserved, ti.f64, shape=())
+        self.block_totals = ti.Vector.field(n_conserved, ti.f64, shape=capacity)

@@ -12,6 +12,7 @@ then the check of the new state (CFL rate at each leaf's own cell width, admissi
 model's globals). One global time step (the finest cells' CFL limit) serves every level.
 """
 
+import math
 from collections import Counter
 from typing import Callable, NamedTuple
 
@@ -100,8 +101,10 @@ class PackSolver:
 
     def totals(self) -> np.ndarray:
         """f64 totals of every conserved variable over the leaves."""
-        self._totals(self.pool.n_active)
-        return self.check_fields.total.to_numpy()
+        n = self.pool.n_active
+        self._totals(n)
+        per_block = self.check_fields.block_totals.to_numpy()[:n]
+        return np.array([math.fsum(per_block[:, k]) for k in range(per_block.shape[1])])
 
     # --- stepping -------------------------------------------------------------------------------
     def check_state(self):

@@ -1,0 +1,128 @@
+"""What an adaptive run ([amr]) writes: `taichiflow run` to .vtu snapshots of the leaves listed
+in series.pvd, diagnostics rows with the forest's figures, the snapshot resampled on the
+finest level as the adaptive run itself resamples it, and the refusals and failures."""
+import csv
+import re
+
+import numpy as np
+import pytest
+
+from helpers import ROOT, case_from_text, precise
+from taichiflow.cli import main
+from taichiflow.errors import SimulationError
+from taichiflow.io import read_pvd
+from taichiflow.run.adaptive import AdaptiveRun
+from taichiflow.run.adaptive_outputs import AdaptiveOutputs
+
+SOD_2D = """
+[case]
+name = "sod_amr"
+[model]
+name = "euler"
+params = { gamma = 1.4 }
+[run]
+arch = "cpu"
+precision = "f64"
+[grid]
+cells = [32, 8]
+upper = [1.0, 0.25]
+[amr]
+block_cells = 8
+max_level = 2
+gradient_above = 0.02
+[time]
+end = 0.1
+[boundary]
+x = "outflow"
+y = "periodic"
+[initial]
+background = { rho = 1.0, vel = [0.0, 0.0, 0.0], p = 1.0 }
+[[initial.regions]]
+shape = "half_space"
+point = [0.5, 0.0]
+normal = [1.0, 0.0]
+state = { rho = 0.125, p = 0.1 }
+[output]
+interval = 0.05
+"""
+
+
+def rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_taichiflow_run_writes_the_leaves(tmp_path):
+    import pyvista as pv
+
+    case = tmp_path / "sod_amr.toml"
+    case.write_text(SOD_2D)
+    out = tmp_path / "out"
+    assert main(["run", str(case), "--out", str(out), "--quiet"]) == 0
+    series = read_pvd(out / "series.pvd")
+    assert [t for t, _ in series] == pytest.approx([0.0, 0.05, 0.1])
+    assert [name for _, name in series] == ["snapshot_0000.vtu", "snapshot_0001.vtu", "snapshot_0002.vtu"]
+    table = rows(out / "diagnostics.csv")
+    last = table[-1]
+    leaves = pv.read(out / "snapshot_0002.vtu")
+    assert leaves.n_cells == int(last["leaf_cells"])
+    assert leaves.n_cells == 64 * sum(int(last[f"leaf_blocks_{k}"]) for k in range(3))
+    assert int(last["leaf_blocks_2"]) > 0 and leaves.cell_data["level"].max() == 2
+    assert float(leaves.field_data["TIME"][0]) == pytest.approx(0.1)
+    assert np.isclose(leaves.area, 0.25)  # (the leaves tile the domain)
+    # Until a wave reaches an end (not by t = 0.1) the x-momentum grows by the pressure
+    # difference of the two ends times the face area, p = 1 and 0.1 there as they were, and the
+    # mass through the ends is the rounding of a still state's face flux.
+    for row in table:
+        assert float(row["total_mom_x"]) == pytest.approx(0.9 * 0.25 * float(row["time"]), rel=1e-12, abs=1e-15)
+        assert float(row["total_rho"]) == pytest.approx(float(table[0]["total_rho"]), rel=1e-12)
+    assert (out / "case.toml").read_text().count("[amr]") == 1
+
+
+def test_the_snapshot_resampled_is_the_runs_finest_grid(tmp_path):
+    import pyvista as pv
+    from taichiflow.viz.amr import resampled
+
+    run = AdaptiveRun(precise(case_from_text(tmp_path, SOD_2D)))
+    run.advance(0.05)
+    outputs = AdaptiveOutputs(run, tmp_path)
+    path = outputs.snapshot()
+    outputs.close()
+    image = resampled(pv.read(path))
+    assert tuple(n - 1 for n in image.dimensions[:2]) == (128, 32)
+    rho = image.cell_data["rho"].reshape(32, 128).T  # (x fastest)
+    assert np.array_equal(rho, run.uniform()[..., 0])
+
+
+@pytest.mark.parametrize("extra,refused", [
+    (["--set", "output.checkpoint_interval=0.01"], r"\[output\] checkpoint_interval"),
+    (["--max-wall-time", "00:10:00"], "--max-wall-time"),
+    (["--set", 'output.fields=["rho", "mach"]'], "mach: derived fields are not written"),
+])
+def test_what_adaptive_runs_cannot_do_is_refused(tmp_path, capsys, extra, refused):
+    case = tmp_path / "sod_amr.toml"
+    case.write_text(SOD_2D)
+    code = main(["run", str(case), "--out", str(tmp_path / "out"), "--quiet", *extra])
+    assert code != 0
+    assert re.search(refused, capsys.readouterr().err)
+    assert not list((tmp_path / "out").glob("snapshot_*"))
+
+
+def test_a_failed_step_keeps_the_last_good_state(tmp_path):
+    """Euler with a source that drains the energy from t = 0.02 on: the first step after it
+    leaves p < 0; the error names the block and cell, and the state is the one before that step."""
+    euler = (ROOT / "models" / "euler.py").read_text()
+    (tmp_path / "draining.py").write_text(euler + """
+
+@model.source
+def source(U, W, x, t):
+    return model.U(rho=0.0, mom=ti.Vector([0.0, 0.0, 0.0]), E=-1.0e4 * ti.cast(t > 0.02, ti.f64))
+""")
+    text = SOD_2D.replace('name = "euler"', 'name = "draining.py"')
+    run = AdaptiveRun(precise(case_from_text(tmp_path, text)))
+    with pytest.raises(SimulationError, match=r"left an inadmissible state in the block at level \d, \(\d+, \d+\), "
+                                              r"cell \(\d+, \d+\); the state before it is kept"):
+        run.advance(0.1)
+    assert 0.02 - 0.01 < run.t <= 0.02 + 1e-12
+    rate, bad = run.solver.check_state()
+    assert bad is None and rate > 0
