@@ -262,3 +262,57 @@ def test_full_pool_is_a_clear_error(tmp_path, capacity, arch):
 def test_unsupported_scheme_is_refused(tmp_path, scheme, refused, arch):
     with pytest.raises(CaseError, match=re.escape(refused) + ".* not supported with \\[amr\\]"):
         adaptive(tmp_path, euler_blob(2), scheme, arch)
+
+
+LAKE = """
+[model]
+name = "shallow_water"
+params = { g = 9.81 }
+[grid]
+cells = [32, 32]
+upper = [1.0, 1.0]
+[amr]
+block_cells = 8
+max_level = 2
+[scheme]
+reconstruction = "plm"
+riemann = "hll"
+integrator = "ssprk2"
+[time]
+end = 1.0
+[boundary]
+x = "wall"
+y = "wall"
+[initial]
+values = "point"
+background = { h = 0.0, vel = [0.0, 0.0, 0.0], bed = 0.0, manning = 0.0 }
+[[initial.perturbations]]
+kind = "formula"
+variable = "bed"
+expression = "0.2 * exp(-20 * ((x - 0.4)**2 + (y - 0.45)**2))"
+[[initial.perturbations]]
+kind = "formula"
+variable = "h"
+expression = "0.5 - bed"
+"""
+
+
+def test_lake_at_rest_across_level_jumps_and_regrids(tmp_path, arch):
+    """A bump under a lake at rest, a refined patch over half of it (level jumps across the
+    slope), regrids between steps: the surface stays flat and the water still to round-off."""
+    run = adaptive(tmp_path, LAKE, arch=arch)
+    solver = run.solver
+    solver.regrid({b for b in solver.forest.leaves if b.coords[0] < 2}, set())  # (x < 0.5)
+    solver.regrid({b for b in solver.forest.leaves if b.level == 1 and b.coords[1] < 4}, set())
+    run.rate, _ = solver.check_state()
+    assert solver.forest.leaf_count_per_level()[2] > 0
+    layout = run.model.primitive
+    for regrids in range(3):
+        run.advance(1e9, max_steps=5)
+        if regrids == 1:  # (merge the finest patch back: restriction across the slope)
+            solver.regrid(set(), {b for b in solver.forest.leaves if b.level == 2})
+            run.rate, _ = solver.check_state()
+    w = np.concatenate([v.reshape(-1, v.shape[-1]) for v in solver.primitive_blocks().values()])
+    surface = w[:, layout.offsets["h"]] + w[:, layout.offsets["bed"]]
+    assert np.max(np.abs(surface - 0.5)) < 1e-13
+    assert np.max(np.abs(w[:, layout.offsets["vel"]:layout.offsets["vel"] + 2])) < 1e-13

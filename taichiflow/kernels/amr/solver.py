@@ -157,8 +157,9 @@ class PackSolver:
 
     def regrid(self, refine: set, derefine: set) -> bool:
         """Split the leaves in `refine`, merge the families all of whose leaves are in `derefine`
-        (2:1 balance kept by the forest); the new blocks filled on the device. False if nothing
-        changed. A pool too small is a SimulationError naming the key, the state untouched."""
+        (2:1 balance kept by the forest); the new blocks filled on the device and W current.
+        False if nothing changed. A pool too small is a SimulationError naming the key, the
+        state untouched. The caller's CFL rate is then stale (check_state gives the new one)."""
         new = self.forest.refined(set(refine), set(derefine))
         if new.leaves == self.forest.leaves:
             return False
@@ -166,7 +167,8 @@ class PackSolver:
             plan = plan_regrid(self.forest, self.slots, new, self.pool.capacity)
         except PoolFull as err:
             raise pool_full(err) from None
-        self.fill_ghosts()  # (prolongation reads the parents' outer neighbours)
+        self.primitives(self.pool.n_active)  # (prolongation reads the parents' outer neighbours)
+        self.fill_ghosts()
         if plan.prolonged:
             moves = np.array(plan.prolonged, dtype=np.int32)
             self.prolong(moves, len(moves))
@@ -175,6 +177,7 @@ class PackSolver:
             self.restrict(moves, len(moves))
         self.forest, self.slots = new, plan.slots
         self.pool.upload(device_tables(new, self.slots, self.pool.capacity, faces_only=True))
+        self.primitives(self.pool.n_active)  # (W of the new blocks: a step or regrid may follow)
         return True
 
     def adapt(self, criteria) -> bool:
@@ -189,10 +192,7 @@ class PackSolver:
                     and b.level > 0}
         if not refine and not self._whole_families(derefine):
             return False  # (nothing can change: the forest's balancing pass is skipped)
-        changed = self.regrid(refine, derefine)
-        if changed:
-            self.check_state()
-        return changed
+        return self.regrid(refine, derefine)
 
     def _whole_families(self, flagged: set) -> bool:
         """Whether all 2^d children of some parent are flagged (only then can blocks merge)."""
