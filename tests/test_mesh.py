@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from taichiflow.mesh import (Block, DeviceTables, Forest, PoolFull, assign_slots, device_tables, morton_key,
-                             plan_regrid)
-from taichiflow.mesh.block import children, direction_index, neighbour_offsets, parent
+                             plan_regrid, updated_tables)
+from taichiflow.mesh.block import children, direction_index, neighbour_offsets, parent, touching_octants
 from taichiflow.mesh.morton import morton_sorted
 
 # (roots, periodic, max_level): 1D, 2D and 3D, periodic and not, root counts not powers of two.
@@ -472,11 +472,31 @@ def test_device_tables_of_faces_only_are_the_full_tables_at_the_faces(roots, per
     dim = forest.dim
     for offset in itertools.product((-1, 0, 1), repeat=dim):
         row = direction_index(offset)
-        if sum(map(abs, offset)) <= 1:
-            assert np.array_equal(faces.neighbour[:, row], full.neighbour[:, row])
+        if sum(map(abs, offset)) <= 1:  # (of finer neighbours, the children touching the face)
+            near = [k for k in range(2 ** dim) if k in touching_octants(offset)] if any(offset) else range(2 ** dim)
+            assert np.array_equal(faces.neighbour[:, row][:, near], full.neighbour[:, row][:, near])
+            far = [k for k in range(2 ** dim) if k not in near]
+            finer = full.relation[:, row] == 1
+            assert np.all(faces.neighbour[finer, row][:, far] == -1)
             assert np.array_equal(faces.relation[:, row], full.relation[:, row])
         else:
             assert np.all(faces.neighbour[:, row] == -1) and np.all(faces.relation[:, row] == 2)
+
+
+@pytest.mark.parametrize("roots, periodic, max_level", CONFIGS, ids=CONFIG_IDS)
+def test_updated_tables_are_the_tables_of_the_new_forest(roots, periodic, max_level):
+    rng = np.random.default_rng(11)
+    capacity = 3000
+    forest = Forest.uniform(roots, 4, max_level, periodic)
+    slots = assign_slots(forest, capacity)
+    tables = device_tables(forest, slots, capacity, faces_only=True)
+    for _ in range(4):
+        new = forest.refined(*random_flags(forest, rng))
+        slots = plan_regrid(forest, slots, new, capacity).slots
+        tables, forest = updated_tables(tables, forest, new, slots), new
+        whole = device_tables(forest, slots, capacity, faces_only=True)
+        for name in DeviceTables._fields:
+            assert np.array_equal(getattr(tables, name), getattr(whole, name)), name
 
 
 @pytest.mark.parametrize("roots, periodic, max_level", CONFIGS, ids=CONFIG_IDS)

@@ -4,7 +4,7 @@ from .block import Block
 from .forest import Forest
 from .morton import morton_key
 from .neighbourhood import Neighbour
-from .slots import DeviceTables, PoolFull, RegridPlan, assign_slots, device_tables, plan_regrid
+from .slots import DeviceTables, PoolFull, RegridPlan, assign_slots, device_tables, plan_regrid, updated_tables
 
 __all__ = ["Block", "Forest", "Neighbour", "PoolFull", "RegridPlan", "DeviceTables", "assign_slots", "plan_regrid",
-           "device_tables", "morton_key"]
+           "device_tables", "updated_tables", "morton_key"]

@@ -17,10 +17,12 @@ class Forest:
     """Leaves of `roots` root-block trees (binary, quad or octrees), each block `block_cells`
     cells per axis, refined by 2 per level up to `max_level`."""
 
-    __slots__ = ("_domain", "_block_cells", "_max_level", "_leaves", "_leaf_set")
+    __slots__ = ("_domain", "_block_cells", "_max_level", "_leaves", "_leaf_set", "_known_balanced")
 
     def __init__(self, roots: Sequence[int], block_cells: int, max_level: int, periodic: Sequence[bool],
-                 leaves: Iterable[Block]):
+                 leaves: Iterable[Block], *, known_balanced: bool = False):
+        """known_balanced: the leaves are 2:1 balanced (as uniform and refined make them), so a
+        regrid need balance only around the leaves it splits."""
         domain = Domain(tuple(int(r) for r in roots), tuple(bool(p) for p in periodic))
         if not 1 <= len(domain.roots) <= 3 or len(domain.periodic) != len(domain.roots):
             raise ValueError(f"roots {domain.roots} and periodic {domain.periodic} must both have 1 to 3 axes")
@@ -37,6 +39,7 @@ class Forest:
         self._max_level = int(max_level)
         self._leaves = tuple(morton_sorted(blocks, max_level))
         self._leaf_set = frozenset(self._leaves)
+        self._known_balanced = bool(known_balanced)
 
     @classmethod
     def uniform(cls, roots: Sequence[int], block_cells: int, max_level: int, periodic: Sequence[bool],
@@ -44,7 +47,7 @@ class Forest:
         """Every block of `level` a leaf."""
         ranges = [range(int(r) << level) for r in roots]
         blocks = (Block(level, coords) for coords in itertools.product(*ranges))
-        return cls(roots, block_cells, max_level, periodic, blocks)
+        return cls(roots, block_cells, max_level, periodic, blocks, known_balanced=True)
 
     @property
     def dim(self) -> int:
@@ -109,8 +112,9 @@ class Forest:
         all flagged for derefine (none for refine) merged where the merge keeps the balance.
         From a balanced forest each leaf is split or merged at most once; an unbalanced one is
         balanced fully, which may split a leaf more than once."""
-        leaves = regridded_leaves(self._leaf_set, self._domain, self._max_level, set(refine), set(derefine))
-        return Forest(self.roots, self._block_cells, self._max_level, self.periodic, leaves)
+        leaves = regridded_leaves(self._leaf_set, self._domain, self._max_level, set(refine), set(derefine),
+                                  self._known_balanced)
+        return Forest(self.roots, self._block_cells, self._max_level, self.periodic, leaves, known_balanced=True)
 
     def is_balanced(self) -> bool:
         """Whether touching leaves (even at a single point, across periodic wraps) differ by at most one level."""

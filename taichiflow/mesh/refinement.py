@@ -11,29 +11,34 @@ from .neighbourhood import balanced_around, covering_leaf
 
 
 def regridded_leaves(leaves: AbstractSet[Block], domain: Domain, max_level: int,
-                     refine: AbstractSet[Block], derefine: AbstractSet[Block]) -> set[Block]:
+                     refine: AbstractSet[Block], derefine: AbstractSet[Block], balanced: bool = False) -> set[Block]:
     """The leaves after splitting `refine` (below max_level), balancing, then merging the families
-    wholly in `derefine` and not in `refine` where the merge keeps the balance."""
+    wholly in `derefine` and not in `refine` where the merge keeps the balance. balanced: the
+    leaves are 2:1 balanced already, so only the new children can force splits (a leaf only
+    gets finer neighbours), and the balancing looks around them alone."""
     for name, flags in (("refine", refine), ("derefine", derefine)):
         strays = sorted(flag for flag in flags if flag not in leaves)
         if strays:
             raise ValueError(f"{name} flags must name leaves; these are not: {strays[:5]}")
     current = set(leaves)
+    split = []
     for block in refine:
         if block.level < max_level:
             current.remove(block)
-            current.update(children(block))
-    balance(current, domain)
+            split.extend(children(block))
+    current.update(split)
+    balance(current, domain, split if balanced else None)
     _merge_families(current, domain, derefine - refine)
     return current
 
 
-def balance(current: set[Block], domain: Domain) -> None:
+def balance(current: set[Block], domain: Domain, pending=None) -> None:
     """Split leaves of `current` in place until no two touching leaves differ by more than one
     level. Each leaf, once all its splits are done, looks for a too coarse leaf around it; a leaf
     only gets finer neighbours later, so what it checked stays true. This gives the coarsest
-    balanced refinement: every split is one that some finer leaf forces."""
-    pending = list(current)
+    balanced refinement: every split is one that some finer leaf forces. pending: the only
+    leaves that may be out of balance (default: all of them)."""
+    pending = list(current if pending is None else pending)
     while pending:
         leaf = pending.pop()
         if leaf not in current:

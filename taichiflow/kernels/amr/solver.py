@@ -20,7 +20,7 @@ import numpy as np
 import taichi as ti
 
 from ...errors import SimulationError
-from ...mesh import Block, PoolFull, assign_slots, device_tables, plan_regrid
+from ...mesh import PoolFull, assign_slots, device_tables, plan_regrid, updated_tables
 from ...mesh.block import parent
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
@@ -72,7 +72,8 @@ class PackSolver:
             pool, tuple(indicator_fields), epsilon)
         self.transfer = make_block_transfer(pool)
         self.slots = self._assigned(forest, capacity)
-        pool.upload(device_tables(forest, self.slots, capacity, faces_only=True))
+        self.tables = device_tables(forest, self.slots, capacity, faces_only=True)
+        pool.upload(self.tables)
 
     # --- the state ------------------------------------------------------------------------------
     @staticmethod
@@ -175,8 +176,9 @@ class PackSolver:
         if plan.restricted:
             moves = np.array([list(children) + [parent] for children, parent in plan.restricted], dtype=np.int32)
             self.restrict(moves, len(moves))
+        self.tables = updated_tables(self.tables, self.forest, new, plan.slots)
         self.forest, self.slots = new, plan.slots
-        self.pool.upload(device_tables(new, self.slots, self.pool.capacity, faces_only=True))
+        self.pool.upload(self.tables)
         self.primitives(self.pool.n_active)  # (W of the new blocks: a step or regrid may follow)
         return True
 
