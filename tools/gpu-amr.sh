@@ -9,7 +9,7 @@ export PYTHONUNBUFFERED=1
 out=${OUT:-/tmp}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  (cd tests && timeout 300 python3 -m pytest -q -rfE --arch cuda -p no:cacheprovider test_amr.py 2>test_amr.py test_amr_outputs.py 2>&1 \1 \
+  (cd tests && timeout 300 python3 -m pytest -q -rfE --arch cuda -p no:cacheprovider test_amr.py 2>&1 \
       | tee "$out/pytest-amr.log" | tail -15)
 fi
 n=${BENCH_CELLS:-256}

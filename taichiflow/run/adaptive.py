@@ -55,13 +55,13 @@ class AdaptiveRun:
                     self.rate, _ = self.solver.check_state()
                 self.regrid_seconds += wallclock.perf_counter() - started
 
-    def uniform(self, level: int | None = None, primitive: bool = True) -> np.ndarray:
-        """The state on the uniform grid of `level` (default: the finest allowed): a coarser
-        leaf's value repeated over the cells it covers, a finer leaf's averaged."""
+    def uniform(self, level: int | None = None) -> np.ndarray:
+        """The primitive state on the uniform grid of `level` (default: the finest allowed): a
+        coarser leaf's value repeated over the cells it covers, a finer leaf's averaged."""
         solver = self.solver
         forest, N, dim = solver.forest, solver.N, solver.dim
         level = forest.max_level if level is None else level
-        blocks = solver.primitive_blocks() if primitive else solver.conserved_blocks()
+        blocks = solver.primitive_blocks()
         n = next(iter(blocks.values())).shape[-1]
         shape = tuple(r * N * 2 ** level for r in forest.roots)
         out = np.zeros(shape + (n,))

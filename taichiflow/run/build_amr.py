@@ -2,8 +2,6 @@
 first step so that initial interfaces and shocks start at the finest level."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..bound_model import BoundModel
 from ..errors import CaseError, ModelError
 from ..kernels.amr.ghosts import SUPPORTED_KINDS
@@ -12,18 +10,7 @@ from ..kernels.amr.solver import Criteria, PackSolver
 from ..mesh import Forest
 from ..parallel.comm import world
 from ..registry import FINITE_VOLUME, methods
-from .build import boundary_kinds, cell_average, plan_for, prepare
-
-
-class PackBuilt(NamedTuple):
-    arch: str
-    precision: str
-    fast_math: bool
-    model: object
-    params: dict
-    plan: object
-    solver: PackSolver
-    shock_jump: object
+from .build import Built, boundary_kinds, cell_average, plan_for, prepare
 
 
 def amr_refusal(case: dict) -> str | None:
@@ -69,7 +56,7 @@ def indicator_fields(case: dict, model) -> tuple:
     return tuple(indices)
 
 
-def build_pack(case: dict) -> PackBuilt:
+def build_pack(case: dict) -> Built:
     """The PackSolver of a case with [amr], its initial state set and refined."""
     where = case.get("_source", "<case>")
     refusal = amr_refusal(case)
@@ -100,5 +87,5 @@ def build_pack(case: dict) -> PackBuilt:
             break
         fill()
         solver.check_state()
-    return PackBuilt(prepared.arch, prepared.precision, prepared.fast_math, model, params, plan, solver,
+    return Built(prepared.arch, prepared.precision, prepared.fast_math, model, params, plan, solver,
                      prepared.shock_jump)

@@ -118,15 +118,14 @@ def make_cell_passes(pool):
                 total += ti.cast(U[pool_index(slot, parts)], ti.f64)
             fields.block_totals[b] = total * volume
 
-    restore = None
-    if pool.U0 is not None:
-        @ti.kernel
-        def restore(n_active: ti.i32):
-            """U back to U0, the state the last step started from."""
-            for J in ti.grouped(ti.ndrange(n_active, *cells)):
-                _, I = block_cell(J)
-                U[I] = pool.U0[I]
+    @ti.kernel
+    def restore_kernel(n_active: ti.i32):
+        """U back to U0, the state the last step started from."""
+        for J in ti.grouped(ti.ndrange(n_active, *cells)):
+            _, I = block_cell(J)
+            U[I] = pool.U0[I]
 
+    restore = restore_kernel if pool.U0 is not None else None
     return primitives, check, publish_globals, totals, restore, fields
 
 

@@ -1,8 +1,5 @@
-"""The stage of a pool of blocks: per axis one launch over every listed block's rows, each
-thread walking its row's faces and updating its cells, as the uniform sweeps do:
-
-    R = a R + dt (-dF/dx)        (the first axis; later axes add to R)
-    U = c0 U0 + c1 U + c2 R      (the last axis, with the model's source and after_step)
+"""The faces of a pool of blocks: the flux through a face inside a block, the fluxes through
+every block's own faces (the register), and a cell's -dF/dx from its two faces.
 
 The fluxes through every block's own faces are computed first, into the pool's face register
 (`fill_register`); the sweeps solve the faces inside a block and read its two end faces from
@@ -41,7 +38,7 @@ def pool_contexts(pool, plan):
     return on_pool, physical
 
 
-def _row_cell(dim, axis, i, J, first):
+def row_cell(dim, axis, i, J, first):
     """Per axis the index of cell i along `axis` of the row J[first:] names."""
     parts, t = [], first
     for d in range(dim):
@@ -53,29 +50,26 @@ def _row_cell(dim, axis, i, J, first):
     return parts
 
 
-def make_stage_kernels(pool, plan, scheme, fallbacks):
-    """(fill_register, [walk along axis 0, 1, ...]) of one face scheme."""
-    phys, dim, N = pool.phys, pool.dim, pool.N
-    on_pool, physical = pool_contexts(pool, plan)
-    divergence = make_flux_divergence(physical)
-    U, U0, R, W, register = pool.U, pool.U0, pool.R, pool.W, pool.face_register
-    active, level, relation, neighbour = pool.active, pool.level, pool.relation, pool.neighbour
-    level_dx, level_inv_dx, origin, lower = pool.level_dx, pool.level_inv_dx, pool.origin, pool.lower
-    rows = (N,) * (dim - 1)
-    cells = (N,) * dim
-    half = N // 2
-    n_fine = 2 ** (dim - 1)
-    has_source = "source" in phys.model.functions
-    has_after_step = "after_step" in phys.model.functions
-    static = phys.static_indices
-    reads_u_early = len(phys.advected_indices) > 0
-    balanced = phys.n_balance > 0
-    keeps_u0 = U0 is not None
-    g = scheme.recon.ghost
-    faces = [face_functions(on_pool, axis + 1, scheme) for axis in range(dim)]
+class PoolFaces:
+    """Per axis the Taichi functions of a pool's faces (see the module docstring), and the
+    kernel that fills the face register; the sweeps (kernels/amr/sweeps.py) call them."""
 
-    def computed(axis):
-        functions = faces[axis]
+    def __init__(self, pool, plan, scheme, fallbacks):
+        self.pool, self.dim, self.N = pool, pool.dim, pool.N
+        on_pool, physical = pool_contexts(pool, plan)
+        self._divergence = make_flux_divergence(physical)
+        self._face_functions = [face_functions(on_pool, axis + 1, scheme) for axis in range(self.dim)]
+        self._ghost = scheme.recon.ghost
+        self._fallbacks = fallbacks
+        axes = range(self.dim)
+        self.flux = [self._computed(axis) for axis in axes]
+        self.fine_flux = [self._fine_faces(axis) for axis in axes]
+        self.block_face = [self._block_face(axis) for axis in axes]
+        self.cell_divergence = [self._cell_divergence(axis) for axis in axes]
+        self.fill_register = self._register_kernel()
+
+    def _computed(self, axis):
+        functions, g, fallbacks = self._face_functions[axis], self._ghost, self._fallbacks
 
         @ti.func
         def flux(index, i, dt_dx):
@@ -87,24 +81,32 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
             return f
         return flux
 
-    fluxes = [computed(axis) for axis in range(dim)]
+    def _register_kernel(self):
+        pool, dim, N, fluxes = self.pool, self.dim, self.N, self.flux
+        active, level, relation, register = pool.active, pool.level, pool.relation, pool.face_register
+        level_inv_dx = pool.level_inv_dx
+        rows = (N,) * (dim - 1)
 
-    @ti.kernel
-    def fill_register(n_active: ti.i32, dt: pool.dtype):
-        """The fluxes through every block face but those whose neighbour is finer (whose flux
-        is the mean of the fine side's): the sweeps then solve only the faces inside a block,
-        with one copy of the face numerics each (three made the walks spill registers)."""
-        for axis, side in ti.static([(a, s) for a in range(dim) for s in (0, 1)]):
-            direction = face_direction(dim, axis, side)
-            for J in ti.grouped(ti.ndrange(n_active, *rows)):
-                slot = active[component(J, 0)]
-                if relation[slot, direction] != FINER:
-                    dt_dx = dt * component(level_inv_dx[level[slot]], axis)
-                    index = pool_index(slot, _row_cell(dim, axis, -1 if side == 0 else N - 1, J, 1))
-                    row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
-                    register[ti.Vector(row)] = fluxes[axis](index, -1 if side == 0 else N - 1, dt_dx)
+        @ti.kernel
+        def fill_register(n_active: ti.i32, dt: pool.dtype):
+            """The fluxes through every block face but those whose neighbour is finer (whose
+            flux is the mean of the fine side's): the sweeps then solve only the faces inside a
+            block, with one copy of the face numerics each (three made the walks spill registers)."""
+            for axis, side in ti.static([(a, s) for a in range(dim) for s in (0, 1)]):
+                direction = face_direction(dim, axis, side)
+                for J in ti.grouped(ti.ndrange(n_active, *rows)):
+                    slot = active[component(J, 0)]
+                    if relation[slot, direction] != FINER:
+                        dt_dx = dt * component(level_inv_dx[level[slot]], axis)
+                        index = pool_index(slot, row_cell(dim, axis, -1 if side == 0 else N - 1, J, 1))
+                        row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
+                        register[ti.Vector(row)] = fluxes[axis](index, -1 if side == 0 else N - 1, dt_dx)
+        return fill_register
 
-    def fine_faces(axis):
+    def _fine_faces(self, axis):
+        dim, half = self.dim, self.N // 2
+        neighbour, register = self.pool.neighbour, self.pool.face_register
+
         @ti.func
         def fine_flux(slot, J, side: ti.template(), q: ti.template()):
             """The q-th of the fine faces' fluxes (from their register) that make up the block's
@@ -122,14 +124,16 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
             return register[ti.Vector([fine, axis, 1 - side] + [fine_rows[k] + ((q >> k) & 1) for k in range(dim - 1)])]
         return fine_flux
 
-    def block_face(axis):
-        fine_flux = fine_faces(axis)
+    def _block_face(self, axis):
+        dim, fine_flux, n_fine = self.dim, self.fine_flux[axis], 2 ** (self.dim - 1)
+        relation, register, dtype, n_flux = self.pool.relation, self.pool.face_register, self.pool.dtype, \
+            self.pool.phys.n_flux
 
         @ti.func
         def flux(slot, J, side: ti.template()):
             """The flux through the block's face on `side` of row J, from the register: where
             the neighbour is finer, the mean of the fine faces' fluxes."""
-            f = ti.Vector.zero(pool.dtype, phys.n_flux)
+            f = ti.Vector.zero(dtype, n_flux)
             if relation[slot, face_direction(dim, axis, side)] != FINER:
                 f = register[ti.Vector([slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)])]
             else:
@@ -139,14 +143,16 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
             return f
         return flux
 
-    def cell_divergence(axis):
+    def _cell_divergence(self, axis):
         """-dF/dx of a cell (its widths' 1/dx not applied). For a model with balance terms (a
         well-balanced source: shallow water's bed slope), a cell beside finer blocks takes the
         mean of the divergences with each fine face, not the divergence with their mean flux:
         the balance terms are not linear in the face values, and only face by face do they
         cancel the pressure of a lake at rest (the mean flux left its surface 4.9e-6 off across a
         bump in 15 steps: tests/test_amr.py)."""
-        fine_flux = fine_faces(axis)
+        dim, N, divergence, fine_flux = self.dim, self.N, self._divergence, self.fine_flux[axis]
+        n_fine, relation = 2 ** (dim - 1), self.pool.relation
+        balanced = self.pool.phys.n_balance > 0
 
         @ti.func
         def of_cell(slot, J, i, f_lo, f_hi, u):
@@ -164,109 +170,3 @@ def make_stage_kernels(pool, plan, scheme, fallbacks):
                     rhs *= 1.0 / n_fine
             return rhs
         return of_cell
-
-    def cell_update(axis):
-        first, last = axis == 0, axis == dim - 1
-        of_cell = cell_divergence(axis)
-
-        @ti.func
-        def step_cell(I, slot, J, i, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step):
-            """R (and on the last axis U) of cell I, i along the axis in row J, from the fluxes
-            through its two faces."""
-            u = ti.Vector.zero(pool.dtype, phys.U.n)
-            if ti.static(last or reads_u_early):
-                u = U[I]
-            r = dt * (of_cell(slot, J, i, f_lo, f_hi, u) * inv_h)
-            if ti.static(first):
-                if a != 0.0:
-                    r += a * R[I]
-            else:
-                r += R[I]
-            if ti.static(last):
-                update(I, slot, lvl, r, u, dt, t, c0, c1, c2, save_u0, ends_step)
-            else:
-                R[I] = r
-        return step_cell
-
-    def walk(axis):
-        """A thread per row along the axis, each face solved once: where the rows' next cells
-        are neighbours in memory (every axis but the last)."""
-        face, flux, step_cell = block_face(axis), fluxes[axis], cell_update(axis)
-
-        @ti.kernel
-        def sweep(n_active: ti.i32, dt: pool.dtype, t: pool.dtype, a: pool.dtype, c0: pool.dtype, c1: pool.dtype,
-                  c2: pool.dtype, save_u0: ti.i32, ends_step: ti.i32):
-            for J in ti.grouped(ti.ndrange(n_active, *rows)):
-                slot = active[component(J, 0)]
-                lvl = level[slot]
-                inv_h = component(level_inv_dx[lvl], axis)
-                dt_dx = dt * inv_h
-                f_lo = face(slot, J, 0)
-                for i in range(N):
-                    I = pool_index(slot, _row_cell(dim, axis, i, J, 1))
-                    f_hi = ti.Vector.zero(pool.dtype, phys.n_flux)
-                    if i == N - 1:
-                        f_hi = face(slot, J, 1)
-                    else:
-                        f_hi = flux(I, i, dt_dx)
-                    step_cell(I, slot, J, i, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step)
-                    f_lo = f_hi
-        return sweep
-
-    def per_cell(axis):
-        """A thread per cell, its two faces solved (each face twice): the last axis, whose rows
-        lie along memory, so that a warp's threads read neighbouring addresses (a walk along
-        it strides by a row: 5.7% of the uniform rate at 16^3 blocks on an H200)."""
-        face, flux, step_cell = block_face(axis), fluxes[axis], cell_update(axis)
-
-        @ti.kernel
-        def sweep(n_active: ti.i32, dt: pool.dtype, t: pool.dtype, a: pool.dtype, c0: pool.dtype, c1: pool.dtype,
-                  c2: pool.dtype, save_u0: ti.i32, ends_step: ti.i32):
-            for J in ti.grouped(ti.ndrange(n_active, *cells)):
-                slot = active[component(J, 0)]
-                lvl = level[slot]
-                inv_h = component(level_inv_dx[lvl], axis)
-                dt_dx = dt * inv_h
-                i = component(J, 1 + axis)
-                row = ti.Vector([component(J, 0)] + [component(J, 1 + d) for d in range(dim) if d != axis])
-                I = pool_index(slot, [component(J, 1 + d) for d in range(dim)])
-                f_lo = ti.Vector.zero(pool.dtype, phys.n_flux)
-                f_hi = ti.Vector.zero(pool.dtype, phys.n_flux)
-                if i == 0:
-                    f_lo = face(slot, row, 0)
-                else:
-                    f_lo = flux(pool_index(slot, _row_cell(dim, axis, i - 1, row, 1)), i - 1, dt_dx)
-                if i == N - 1:
-                    f_hi = face(slot, row, 1)
-                else:
-                    f_hi = flux(I, i, dt_dx)
-                step_cell(I, slot, row, i, lvl, inv_h, f_lo, f_hi, dt, t, a, c0, c1, c2, save_u0, ends_step)
-        return sweep
-
-    @ti.func
-    def update(I, slot, lvl, r_in, u, dt, t, c0, c1, c2, save_u0, ends_step):
-        """U of cell I from its R (with the source) and the stage's coefficients; R stored."""
-        r = r_in
-        if ti.static(has_source):
-            widths = level_dx[lvl]
-            x = ti.Vector([lower[d] + (component(origin[slot], d) + component(I, d + 1) + 0.5) * component(widths, d)
-                           for d in range(dim)] + [0.0] * (3 - dim))
-            r += dt * phys.source(u, W[I], x, t)
-        u_new = c1 * u + c2 * r
-        if ti.static(keeps_u0):
-            if c0 != 0.0:
-                u_new += c0 * U0[I]
-            if save_u0 != 0:
-                U0[I] = u
-        if ti.static(has_after_step):
-            if ends_step != 0:
-                widths = level_dx[lvl]
-                least = ti.min(*[component(widths, d) for d in range(dim)]) if dim > 1 else component(widths, 0)
-                u_new = phys.after_step(u_new, dt, least)
-        for k in ti.static(static):
-            u_new[k] = u[k]
-        U[I] = u_new
-        R[I] = r
-
-    sweeps = [walk(axis) if axis < dim - 1 or dim == 1 else per_cell(axis) for axis in range(dim)]
-    return fill_register, sweeps

@@ -51,10 +51,12 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
     phys, dim, N, g = pool.phys, pool.dim, pool.N, pool.ghost
     U, W, active, relation, neighbour, origin = pool.U, pool.W, pool.active, pool.relation, pool.neighbour, pool.origin
     n_children = 2 ** dim
-    faces = [(axis, side, face_direction(dim, axis, side), kinds[axis][side]) for axis in range(dim)
+    # per face: its axis and side, its direction in the tables, the boundary kind, the offset across
+    faces = [(axis, side, face_direction(dim, axis, side), kinds[axis][side],
+              [(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)]) for axis in range(dim)
              for side in (0, 1)]
     vel = phys.W.index(phys.model.velocity) if phys.model.velocity else None
-    for _, _, _, kind in faces:
+    for _, _, _, kind, _ in faces:
         if kind not in SUPPORTED_KINDS:
             raise ValueError(f"boundary kind {kind!r} is not supported with [amr] (supported: "
                              f"{', '.join(SUPPORTED_KINDS)})")
@@ -98,15 +100,18 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
             w = inflow[axis, side]
         return w
 
+    @ti.func
+    def ghost_cell(J, axis: ti.template(), side: ti.template()):
+        """(slot, layer, per axis the cell index) of ghost cell J = (listed block, layer, the
+        other axes' indices) of the face (axis, side)."""
+        return active[component(J, 0)], component(J, 1), face_cells(dim, N, axis, side, component(J, 1), J, 2)
+
     @ti.kernel
     def fill_near(n_active: ti.i32):
         """Every face ghost cell that does not come from a coarser block."""
-        for axis, side, direction, kind in ti.static(faces):
-            offset = [(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)]
+        for axis, side, direction, kind, offset in ti.static(faces):
             for J in ti.grouped(ti.ndrange(n_active, g, *rows)):
-                slot = active[component(J, 0)]
-                k = component(J, 1)
-                parts = face_cells(dim, N, axis, side, k, J, 2)
+                slot, k, parts = ghost_cell(J, axis, side)
                 kind_here = relation[slot, direction]
                 I = pool_index(slot, parts)
                 if kind_here == SAME:
@@ -137,13 +142,10 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
     @ti.kernel
     def fill_from_coarser(n_active: ti.i32):
         """Every face ghost cell whose neighbour is coarser (after fill_near)."""
-        for axis, side, direction, kind in ti.static(faces):
-            offset = [(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)]
+        for axis, side, direction, kind, offset in ti.static(faces):
             for J in ti.grouped(ti.ndrange(n_active, g, *rows)):
-                slot = active[component(J, 0)]
+                slot, _, parts = ghost_cell(J, axis, side)
                 if relation[slot, direction] == COARSER:
-                    k = component(J, 1)
-                    parts = face_cells(dim, N, axis, side, k, J, 2)
                     W[pool_index(slot, parts)] = prolonged(slot, direction, offset, parts)
 
     return fill_near, fill_from_coarser

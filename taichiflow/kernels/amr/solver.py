@@ -14,7 +14,7 @@ model's globals). One global time step (the finest cells' CFL limit) serves ever
 
 import math
 from collections import Counter
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import taichi as ti
@@ -24,11 +24,12 @@ from ...mesh import PoolFull, assign_slots, device_tables, plan_regrid, updated_
 from ...mesh.block import parent
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
-from .fluxes import make_stage_kernels
+from .fluxes import PoolFaces
 from .ghosts import make_ghost_fill
 from .pool import BlockPool
 from .regrid import make_regrid_kernels
-from .transfer import make_block_transfer
+from .sweeps import make_sweeps
+from .transfer import make_primitive_gather
 
 
 def pool_full(err: PoolFull) -> SimulationError:
@@ -65,12 +66,13 @@ class PackSolver:
         self.fallbacks = ti.field(ti.i64, shape=capacity)  # face states replaced, per block (one address: contended)
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
         scheme = face_scheme(phys, self.dim, plan.schemes[0])
-        self.fill_register, self.sweeps = make_stage_kernels(pool, plan, scheme, self.fallbacks)
+        faces = PoolFaces(pool, plan, scheme, self.fallbacks)
+        self.fill_register, self.sweeps = faces.fill_register, make_sweeps(pool, faces)
         self.primitives, self._check, self._publish, self._totals, self._restore, self.check_fields = \
             make_cell_passes(pool)
         self.prolong, self.restrict, self._indicate, self._second, self._gradient = make_regrid_kernels(
             pool, tuple(indicator_fields), epsilon)
-        self.transfer = make_block_transfer(pool)
+        self._gather = make_primitive_gather(pool)
         self.slots = self._assigned(forest, capacity)
         self.tables = device_tables(forest, self.slots, capacity, faces_only=True)
         pool.upload(self.tables)
@@ -87,17 +89,10 @@ class PackSolver:
         """Per axis the cell width at a level."""
         return tuple((b - a) / (r * self.N * 2 ** level) for (a, b), r in zip(self.extent, self.forest.roots))
 
-    def conserved_blocks(self) -> dict:
-        """{leaf: its U as an array (N,)*dim + (nU,)}."""
-        return self._blocks(self.transfer.gather_conserved)
-
     def primitive_blocks(self) -> dict:
         """{leaf: its W as an array (N,)*dim + (nW,)} (current after a check)."""
-        return self._blocks(self.transfer.gather_primitive)
-
-    def _blocks(self, gather) -> dict:
         leaves = self.forest.leaves
-        data = gather(np.array([self.slots[b] for b in leaves], dtype=np.int32))
+        data = self._gather(np.array([self.slots[b] for b in leaves], dtype=np.int32))
         return {b: data[k] for k, b in enumerate(leaves)}
 
     def totals(self) -> np.ndarray:
