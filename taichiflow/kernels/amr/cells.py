@@ -8,7 +8,7 @@ import taichi as ti
 from ...layout import component, permute
 from ..indexing import int64_min
 from ..ordered import ordered_bits, ordered_value
-from .ghosts import pool_index
+from .pool import pool_index
 
 NO_BAD_CELL = -1  # (a bad cell's key is its index, reduced by maximum)
 

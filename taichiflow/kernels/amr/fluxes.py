@@ -17,8 +17,7 @@ import taichi as ti
 
 from ...layout import component
 from ..faces import SweepContext, face_functions, make_flux_divergence
-from .ghosts import pool_index
-from .pool import FINER, face_direction
+from .pool import FINER, face_direction, pool_index, row_cell
 
 
 def pool_contexts(pool, plan):
@@ -36,18 +35,6 @@ def pool_contexts(pool, plan):
     physical = SweepContext(cells=pool.block_shape, dx=(1.0,) * dim, inv_dx=[1.0] * dim, to_normal_W=to_normal,
                             to_global_F=to_global, **common)
     return on_pool, physical
-
-
-def row_cell(dim, axis, i, J, first):
-    """Per axis the index of cell i along `axis` of the row J[first:] names."""
-    parts, t = [], first
-    for d in range(dim):
-        if d == axis:
-            parts.append(i)
-        else:
-            parts.append(component(J, t))
-            t += 1
-    return parts
 
 
 class PoolFaces:

@@ -20,29 +20,11 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
-from .pool import BOUNDARY, COARSER, FINER, SAME, face_direction
+from .pool import BOUNDARY, COARSER, FINER, SAME, face_direction, pool_index, row_cell
 
 ZERO_GRADIENT = ("outflow", "absorbing")
 MIRRORED = ("wall", "symmetry")
 SUPPORTED_KINDS = ("periodic", "inflow") + ZERO_GRADIENT + MIRRORED
-
-
-def pool_index(slot, parts):
-    """The pool index (slot, i, j, k) of a block's cell given per axis its index."""
-    return ti.Vector([slot] + list(parts))
-
-
-def face_cells(dim, N, axis, side, k, J, first):
-    """Per axis the cell index of ghost layer k (0: the one touching the block) of the face
-    (axis, side); the other axes' indices from J[first], J[first + 1], ..."""
-    parts, t = [], first
-    for d in range(dim):
-        if d == axis:
-            parts.append(-1 - k if side == 0 else N + k)
-        else:
-            parts.append(component(J, t))
-            t += 1
-    return parts
 
 
 def make_ghost_fill(pool, kinds: tuple, inflow):
@@ -104,7 +86,7 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
     def ghost_cell(J, axis: ti.template(), side: ti.template()):
         """(slot, layer, per axis the cell index) of ghost cell J = (listed block, layer, the
         other axes' indices) of the face (axis, side)."""
-        return active[component(J, 0)], component(J, 1), face_cells(dim, N, axis, side, component(J, 1), J, 2)
+        return active[component(J, 0)], component(J, 1), row_cell(dim, axis, -1 - component(J, 1) if side == 0 else N + component(J, 1), J, 2)
 
     @ti.kernel
     def fill_near(n_active: ti.i32):

@@ -8,7 +8,7 @@ import taichi as ti
 
 from ...layout import component
 from ..initial import CellAverage, gauss_average_func, initial_state_func
-from .ghosts import pool_index
+from .pool import pool_index
 
 
 def make_pool_fill(pool, initial: dict, primitive_layout, roots, lower, upper, params: dict,

@@ -11,11 +11,14 @@ decides the layout; `upload` copies its tables here after each regrid.
 import numpy as np
 import taichi as ti
 
+from ...layout import component
+from ...mesh.block import direction_index
+from ...mesh.slots import RELATION_CODES
 from ..state_arrays import StateArrays
 
 # relation codes of mesh.device_tables: the block across a face is at the same level, one
 # coarser, one finer, or there is the domain's boundary
-SAME, COARSER, FINER, BOUNDARY = 0, -1, 1, 2
+SAME, COARSER, FINER, BOUNDARY = (RELATION_CODES[kind] for kind in ("same", "coarser", "finer", "boundary"))
 
 
 class BlockPool:
@@ -74,11 +77,24 @@ class BlockPool:
         return sum(int(np.prod(f.shape)) * f.n * size for f in fields)
 
 
-def direction_index(offset) -> int:
-    """Index of the direction `offset` (each -1, 0 or 1) in the tables: sum (o_d + 1) 3^d."""
-    return sum((o + 1) * 3 ** d for d, o in enumerate(offset))
-
-
 def face_direction(dim: int, axis: int, side: int) -> int:
     """The direction index of a block's lower (side 0) or upper (side 1) face along axis."""
     return direction_index([(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)])
+
+
+def pool_index(slot, parts):
+    """The pool index (slot, i, j, k) of a block's cell given per axis its index."""
+    return ti.Vector([slot] + list(parts))
+
+
+def row_cell(dim, axis, i, J, first):
+    """Per axis the index of cell i along `axis` of the row whose other axes' indices are
+    J[first], J[first + 1], ... (i may lie in the ghost layers: -1 - k below, N + k above)."""
+    parts, t = [], first
+    for d in range(dim):
+        if d == axis:
+            parts.append(i)
+        else:
+            parts.append(component(J, t))
+            t += 1
+    return parts

@@ -20,7 +20,7 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
-from .ghosts import pool_index
+from .pool import pool_index
 
 
 def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):

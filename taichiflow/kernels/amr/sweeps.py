@@ -13,8 +13,7 @@ blocks on an H200, docs/amr.md).
 import taichi as ti
 
 from ...layout import component
-from .fluxes import row_cell
-from .ghosts import pool_index
+from .pool import pool_index, row_cell
 
 
 def make_sweeps(pool, faces) -> list:

@@ -5,7 +5,7 @@ import taichi as ti
 
 from ...layout import component
 from ..indexing import numpy_dtype
-from .ghosts import pool_index
+from .pool import pool_index
 
 
 def make_primitive_gather(pool):
