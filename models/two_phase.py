@@ -91,6 +91,14 @@ def gas_fraction(W, gamma_liquid, gamma_gas):
     return (W.Gamma - g_liquid) / (g_gas - g_liquid)
 
 
+@model.refinement
+def refinement(W, gamma_liquid, gamma_gas):
+    """The interface asks for the finest blocks ([amr]): 4 alpha (1 - alpha) is 1 at its middle
+    and falls to 0 in either pure phase (0.2, FLASH's merge threshold, at 5% of either)."""
+    alpha = ti.min(ti.max(gas_fraction(W, gamma_liquid, gamma_gas), 0.0), 1.0)
+    return 4.0 * alpha * (1.0 - alpha)
+
+
 @ti.func
 def _in_bounds(W, gamma_liquid, gamma_gas, p_floor):
     """c^2 > 0 with a margin (p + pc above half the floor) and the volume fraction in [0, 1],

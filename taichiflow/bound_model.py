@@ -209,6 +209,10 @@ class BoundModel:
         """The model's promise that a step leaves u as it is where its neighbours are idle too."""
         return self._call("idle", self.U.view(u))
 
+    def refinement(self, w):
+        """The model's own refinement indicator of a cell, on Löhner's scale ([amr] refine_above)."""
+        return self._call("refinement", self.W.view(w))
+
     def after_step(self, u, dt, h):
         """U after a step of dt: the model's split source (e.g. GLM's damping of psi)."""
         return self.U.flatten(self._call("after_step", self.U.view(u), dt, h), self._where("after_step"))

@@ -20,6 +20,7 @@ from typing import Any
 from . import registry
 from .case_overrides import apply_override
 from .case_perturbations import Extent, check_formula, check_raster, check_turbulence, check_wave_vector
+from .case_rules import AXES, check_amr, check_box, check_grid, check_half_space, check_scheme
 from .errors import CaseError, suggest
 from .toml_text import dump_toml, show
 
@@ -31,7 +32,6 @@ except ModuleNotFoundError:  # Python 3.10
 __all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "suggest",
            "validate_state"]
 
-AXES = ("x", "y", "z")
 SIDES = ("lower", "upper")
 
 
@@ -408,29 +408,6 @@ class Regions(Spec):
 
 # --- rules that involve several keys ----------------------------------------------------
 
-def _check_ordered(lower, upper, at):
-    """upper > lower along every grid axis (grid, box)."""
-    for i in range(at.ctx.dim):
-        if not upper[i] > lower[i]:
-            raise (at / "upper").error(f"must be greater than lower along every grid axis, "
-                                       f"got upper[{i}] = {upper[i]!r} <= lower[{i}] = {lower[i]!r}")
-
-
-def _check_grid(grid, at):
-    _check_ordered(grid["lower"], grid["upper"], at)
-
-
-def _check_box(region, at):
-    _check_ordered(region["lower"], region["upper"], at)
-
-
-def _check_half_space(region, at):
-    if not any(region["normal"][:at.ctx.dim]):
-        axes = ", ".join(AXES[:at.ctx.dim])
-        raise (at / "normal").error(f"must have a nonzero component along the grid's axes ({axes}), "
-                                    f"got {show(region['normal'])}")
-
-
 def _check_boundary(boundary, at):
     """Every face of a kind that takes a state (inflow) has one in [boundary.inflow], and
     only those faces do."""
@@ -467,13 +444,22 @@ _REGION_COMMON = {
 SHAPES = {
     "half_space": Table({**_REGION_COMMON, "point": Key(ShapeVector()), "normal": Key(ShapeVector()),
                          "shock_pressure": Key(Float(gt=0), OMIT)},
-                        post=_check_half_space),
+                        post=check_half_space),
     "box": Table({**_REGION_COMMON, "lower": Key(ShapeVector()), "upper": Key(ShapeVector())},
-                 post=_check_box),
+                 post=check_box),
     "sphere": Table({**_REGION_COMMON, "center": Key(ShapeVector()), "radius": Key(Float(gt=0))}),
     "cylinder": Table({**_REGION_COMMON, "center": Key(ShapeVector()),
                        "axis": Key(ShapeVector(nonzero=True), _default_cylinder_axis),
                        "radius": Key(Float(gt=0))}),
+}
+
+# [[amr.regions]]: blocks that touch the shape are kept at least at `level` (mesh/regions.py).
+_AMR_REGION_COMMON = {"shape": Key(Choice("box", "sphere", "cylinder")), "level": Key(Int(ge=1))}
+AMR_REGIONS = {
+    "box": Table({**_AMR_REGION_COMMON, "lower": Key(ShapeVector()), "upper": Key(ShapeVector())}, post=check_box),
+    "sphere": Table({**_AMR_REGION_COMMON, "center": Key(ShapeVector()), "radius": Key(Float(gt=0))}),
+    "cylinder": Table({**_AMR_REGION_COMMON, "center": Key(ShapeVector()), "radius": Key(Float(gt=0)),
+                       "axis": Key(ShapeVector(nonzero=True), _default_cylinder_axis)}),
 }
 
 Materials.entry = Table({"gamma": Key(Float(gt=1)), "pc": Key(Float(ge=0), 0.0)})
@@ -541,39 +527,6 @@ INTEGRATORS = Choice.of(registry.integrators)
 METHODS = Choice.of(registry.methods)
 
 
-def _check_amr(amr, at):
-    if amr["block_cells"] % 2:
-        raise (at / "block_cells").error(f"must be even (a block splits into halves), got {amr['block_cells']}")
-    if amr["derefine_below"] >= amr["refine_above"]:
-        raise (at / "derefine_below").error(f"must be below refine_above ({amr['refine_above']}), "
-                                            f"got {amr['derefine_below']}")
-
-
-def _check_scheme(scheme, at):
-    """The method's defaults for riemann and variables, and the choices it refuses."""
-    method = registry.methods.get(scheme["method"])
-    scheme.setdefault("riemann", method.default_riemann)
-    scheme.setdefault("variables", method.default_variables)
-    for other in registry.methods.entries():  # keys of one method: its defaults, refused for the others
-        for key, default in other.options:
-            if other is method:
-                scheme.setdefault(key, default)
-            elif key in scheme:
-                raise (at / key).error(f"is read by method = '{other.name}' only, not '{method.name}'")
-    if method.own_flux and scheme.get("retry"):
-        raise (at / "retry").error(f"method = '{method.name}' uses no reconstruction or Riemann solver: a retry "
-                                   f"with other ones would repeat the same step")
-    tables = [(scheme, at)] + [(scheme["retry"], at / "retry")] * bool(scheme.get("retry"))
-    for table, where in tables:
-        for key, allowed in (("riemann", method.riemann), ("variables", method.variables)):
-            if key in table and allowed is not None and table[key] not in allowed:
-                raise (where / key).error(f"method = '{method.name}' takes {key} = "
-                                          f"{' or '.join(repr(a) for a in allowed)}, not {table[key]!r}")
-        recon = registry.reconstructions.get(table.get("reconstruction", scheme["reconstruction"]))
-        if method.per_face and recon.needs_model and not method.own_flux:
-            raise (where / "reconstruction").error(f"method = '{method.name}' reconstructs fluxes, which "
-                                                   f"'{recon.name}' cannot (its predictor evolves states)")
-
 SCHEMA = Table({
     "case": Key(Table({
         "name": Key(Str(), lambda ctx: ctx.stem),
@@ -622,7 +575,7 @@ SCHEMA = Table({
         "cells": Key(Cells()),
         "lower": Key(GridVector(), lambda ctx: [0.0] * ctx.dim),
         "upper": Key(GridVector()),
-    }, post=_check_grid), {}),
+    }, post=check_grid), {}),
     # Adaptive mesh refinement (docs/amr.md): [grid] cells are the root level's, in blocks of
     # block_cells^D cells, each refined up to max_level times where the indicator asks for it.
     "amr": Key(Table({
@@ -635,14 +588,15 @@ SCHEMA = Table({
         "gradient_above": Key(Float(ge=0), 0.0),   # also split where max |u+ - u-| / 2|u| exceeds it; 0: off
         "epsilon": Key(Float(ge=0), 0.01),
         "fields": Key(StrList(), []),              # primitive variables it reads; []: the model's density
-    }, post=_check_amr), OMIT),
+        "regions": Key(Regions(AMR_REGIONS, name="amr.regions"), []),  # kept at least at their level
+    }, post=check_amr), OMIT),
     "scheme": Key(Table({
         "method": Key(METHODS, registry.FINITE_VOLUME),
         "reconstruction": Key(RECONSTRUCTIONS, "weno5"),
         "limiter": Key(LIMITERS, "mc"),
         "theta": Key(Float(ge=1, le=2), 1.5),
         "weno_epsilon": Key(Float(gt=0), 1e-6),
-        "variables": Key(VARIABLES, OMIT),  # (the method's default: _check_scheme)
+        "variables": Key(VARIABLES, OMIT),  # (the method's default: check_scheme)
         "riemann": Key(RIEMANN, OMIT),
         "wave_speeds": Key(WAVE_SPEEDS, "davis"),
         "musta_stages": Key(Int(ge=1), 3),
@@ -666,7 +620,7 @@ SCHEMA = Table({
             "riemann": Key(RIEMANN, OMIT),
             "wave_speeds": Key(WAVE_SPEEDS, OMIT),
         }), {}),
-    }, post=_check_scheme), {}),
+    }, post=check_scheme), {}),
     "time": Key(Table({
         "end": Key(Float(gt=0)),
         "max_steps": Key(Int(ge=0), 0),

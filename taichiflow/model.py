@@ -41,6 +41,7 @@ ROLES = {
     "from_reconstructed": ("W",),   #   (W-shaped; e.g. the free surface h + bed instead of the bed)
     "face_balance": ("W", "W_solved"),  # optional, with cell_balance: per side of a face, Model(balance=m) values
     "cell_balance": ("lower", "upper"),  # optional: a cell's non-conservative term from its two faces' values
+    "refinement": ("W",),           # optional: a cell's own AMR indicator, on Löhner's scale ([amr] refine_above)
     "idle": ("U",),                 # optional: nothing here can move while the neighbours are idle too (dry bed)
 }
 REDUCTIONS = ("max", "min", "sum", "rms")

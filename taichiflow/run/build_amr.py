@@ -7,7 +7,7 @@ from ..errors import CaseError, ModelError
 from ..kernels.amr.ghosts import SUPPORTED_KINDS
 from ..kernels.amr.initial import make_pool_fill
 from ..kernels.amr.solver import Criteria, PackSolver
-from ..mesh import Forest
+from ..mesh import Forest, Region
 from ..parallel.comm import world
 from ..registry import FINITE_VOLUME, methods
 from .build import Built, boundary_kinds, cell_average, plan_for, prepare
@@ -75,7 +75,7 @@ def build_pack(case: dict) -> Built:
     extent = tuple(zip(case["grid"]["lower"], case["grid"]["upper"]))
     try:
         solver = PackSolver(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
-                            indicator_fields(case, model), amr["epsilon"])
+                            indicator_fields(case, model), amr["epsilon"], [Region.of(r) for r in amr["regions"]])
         fill = make_pool_fill(solver.pool, prepared.initial, model.primitive, roots, case["grid"]["lower"],
                               case["grid"]["upper"], params, cell_average(case, phys))
     except ValueError as err:

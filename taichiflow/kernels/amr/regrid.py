@@ -10,7 +10,8 @@ asks for it.
 - Löhner's indicator (FLASH's form): per cell and chosen field, summed over the axes,
   E^2 = sum_d |u+ - 2u + u-|^2 / sum_d (|u+ - u| + |u - u-| + eps (|u+| + 2|u| + |u-|))^2;
   and the relative gradient G = max_d |u+ - u-| / (2 |u|), which sees what E misses: the
-  smooth, nearly linear parts of a rarefaction. A block's values are its cells' largest.
+  smooth, nearly linear parts of a rarefaction. A model's own indicator (@model.refinement),
+  if it has one, counts where it exceeds Löhner's. A block's values are its cells' largest.
 
 Each kernel takes the regrid's list of (source slots, destination slot) as an ndarray and
 covers all of it in one launch.
@@ -31,6 +32,7 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
     half = N // 2
     n_children = 2 ** dim
     indicator = ti.field(ti.f64, shape=pool.capacity)
+    own_indicator = "refinement" in phys.model.functions
     gradient = ti.field(ti.f64, shape=pool.capacity)
 
     @ti.func
@@ -102,6 +104,8 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
                         steepest = ti.max(steepest, ti.abs(up - down) / (2.0 * ti.abs(u)))
                 if first > 0.0:
                     largest = ti.max(largest, ti.sqrt(second / first))
+            if ti.static(own_indicator):
+                largest = ti.max(largest, phys.refinement(centre))
             ti.atomic_max(indicator[slot], ti.cast(largest, ti.f64))
             ti.atomic_max(gradient[slot], ti.cast(steepest, ti.f64))
 

@@ -20,7 +20,7 @@ import numpy as np
 import taichi as ti
 
 from ...errors import SimulationError
-from ...mesh import PoolFull, assign_slots, device_tables, plan_regrid, updated_tables
+from ...mesh import PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
 from ...mesh.block import parent
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
@@ -52,12 +52,13 @@ class PackSolver:
     """The pool, its kernels and the host's forest of one adaptive run."""
 
     def __init__(self, phys, plan, forest, extent, kinds, inflow: dict, capacity: int,
-                 indicator_fields=(0,), epsilon: float = 0.01):
+                 indicator_fields=(0,), epsilon: float = 0.01, regions=()):
         if plan.split:
             raise ValueError("[amr] needs an unsplit scheme (dimensional splitting is not supported with blocks)")
         self.phys, self.plan, self.forest = phys, plan, forest
         self.dim, self.N = forest.dim, forest.block_cells
         self.extent = tuple((float(a), float(b)) for a, b in extent)
+        self.region_levels = RegionLevels(regions, self.extent, forest.roots)
         self.pool = pool = BlockPool(phys, self.dim, self.N, plan.ghost, capacity, forest.max_level, self.extent,
                                      forest.roots, plan.keep_last_good)
         self.inflow = ti.Vector.field(phys.W.n, pool.dtype, shape=(max(self.dim, 1), 2))
@@ -178,15 +179,20 @@ class PackSolver:
         return True
 
     def adapt(self, criteria) -> bool:
-        """One regrid by the indicators: split where Löhner's exceeds criteria.refine_above or
-        the relative gradient criteria.gradient_above (if set), merge where every child is below
-        derefine_below and half gradient_above."""
+        """One regrid by the indicators: split where Löhner's (or the model's own, if larger)
+        exceeds criteria.refine_above or the relative gradient criteria.gradient_above (if set),
+        merge where every child is below derefine_below and half gradient_above; the regions'
+        blocks kept at least at their level."""
         values = self.indicators()
         limit = criteria.gradient_above or float("inf")
         refine = {b for b, (e, g) in values.items() if (e > criteria.refine_above or g > limit)
                   and b.level < self.forest.max_level}
         derefine = {b for b, (e, g) in values.items() if e < criteria.derefine_below and g < 0.5 * limit
                     and b.level > 0}
+        regions = self.region_levels
+        if regions:  # (a block below its regions' level splits; a family merges only to a level they allow)
+            refine |= {b for b in values if b.level < regions.level(b)}
+            derefine = {b for b in derefine if regions.level(parent(b)) < b.level}
         if not refine and not self._whole_families(derefine):
             return False  # (nothing can change: the forest's balancing pass is skipped)
         return self.regrid(refine, derefine)

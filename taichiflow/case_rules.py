@@ -1,0 +1,70 @@
+"""Case rules that tie several keys together, applied after a table's keys are checked
+(the `post=` of case.Table): they need only the location object's error(), not the specs,
+so they live apart from case.py and keep it short."""
+from __future__ import annotations
+
+from . import registry
+from .toml_text import show
+
+AXES = ("x", "y", "z")
+
+
+def check_ordered(lower, upper, at):
+    """upper > lower along every grid axis (grid, box)."""
+    for i in range(at.ctx.dim):
+        if not upper[i] > lower[i]:
+            raise (at / "upper").error(f"must be greater than lower along every grid axis, "
+                                       f"got upper[{i}] = {upper[i]!r} <= lower[{i}] = {lower[i]!r}")
+
+
+def check_grid(grid, at):
+    check_ordered(grid["lower"], grid["upper"], at)
+
+
+def check_box(region, at):
+    check_ordered(region["lower"], region["upper"], at)
+
+
+def check_half_space(region, at):
+    if not any(region["normal"][:at.ctx.dim]):
+        axes = ", ".join(AXES[:at.ctx.dim])
+        raise (at / "normal").error(f"must have a nonzero component along the grid's axes ({axes}), "
+                                    f"got {show(region['normal'])}")
+
+
+def check_amr(amr, at):
+    if amr["block_cells"] % 2:
+        raise (at / "block_cells").error(f"must be even (a block splits into halves), got {amr['block_cells']}")
+    for i, region in enumerate(amr["regions"]):
+        if region["level"] > amr["max_level"]:
+            raise (at / "regions" / i / "level").error(f"must be at most max_level ({amr['max_level']}), "
+                                                       f"got {region['level']}")
+    if amr["derefine_below"] >= amr["refine_above"]:
+        raise (at / "derefine_below").error(f"must be below refine_above ({amr['refine_above']}), "
+                                            f"got {amr['derefine_below']}")
+
+
+def check_scheme(scheme, at):
+    """The method's defaults for riemann and variables, and the choices it refuses."""
+    method = registry.methods.get(scheme["method"])
+    scheme.setdefault("riemann", method.default_riemann)
+    scheme.setdefault("variables", method.default_variables)
+    for other in registry.methods.entries():  # keys of one method: its defaults, refused for the others
+        for key, default in other.options:
+            if other is method:
+                scheme.setdefault(key, default)
+            elif key in scheme:
+                raise (at / key).error(f"is read by method = '{other.name}' only, not '{method.name}'")
+    if method.own_flux and scheme.get("retry"):
+        raise (at / "retry").error(f"method = '{method.name}' uses no reconstruction or Riemann solver: a retry "
+                                   f"with other ones would repeat the same step")
+    tables = [(scheme, at)] + [(scheme["retry"], at / "retry")] * bool(scheme.get("retry"))
+    for table, where in tables:
+        for key, allowed in (("riemann", method.riemann), ("variables", method.variables)):
+            if key in table and allowed is not None and table[key] not in allowed:
+                raise (where / key).error(f"method = '{method.name}' takes {key} = "
+                                          f"{' or '.join(repr(a) for a in allowed)}, not {table[key]!r}")
+        recon = registry.reconstructions.get(table.get("reconstruction", scheme["reconstruction"]))
+        if method.per_face and recon.needs_model and not method.own_flux:
+            raise (where / "reconstruction").error(f"method = '{method.name}' reconstructs fluxes, which "
+                                                   f"'{recon.name}' cannot (its predictor evolves states)")
