@@ -95,8 +95,7 @@ def test_the_snapshot_resampled_is_the_runs_finest_grid(tmp_path):
 
 
 @pytest.mark.parametrize("extra,refused", [
-    (["--set", "output.checkpoint_interval=0.01"], r"\[output\] checkpoint_interval"),
-    (["--max-wall-time", "00:10:00"], "--max-wall-time"),
+    (["--render"], "--render: not supported with \\[amr\\]"),
     (["--set", 'output.fields=["rho", "mach"]'], "mach: derived fields are not written"),
 ])
 def test_what_adaptive_runs_cannot_do_is_refused(tmp_path, capsys, extra, refused):

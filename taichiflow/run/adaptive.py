@@ -1,5 +1,6 @@
 """An adaptive run ([amr]): the time loop over a PackSolver, with a regrid every
-`regrid_every` steps, and its state on a uniform grid of one level for whoever needs one."""
+`regrid_every` steps, its outputs, checkpoints and restarts, and its state on a uniform grid of
+one level for whoever needs one."""
 from __future__ import annotations
 
 import time as wallclock
@@ -7,30 +8,35 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import SimulationError
-from ..kernels.amr.solver import Criteria
+from ..errors import RunInterrupted, SimulationError
+from ..kernels.amr.solver import Criteria, PoolExhausted
 from .adaptive_outputs import AdaptiveOutputs
+from .adaptive_restart import restart_adaptive, write_adaptive_checkpoint
 from .build_amr import build_pack
-from .stopping import output_times
+from .restart import as_loaded
+from .stopping import RunStopped, StopFlag, checkpoint_due, output_times
 
 
 class AdaptiveRun:
     """Builds a case with [amr] (its initial state refined); `advance` integrates it."""
 
-    def __init__(self, case: dict):
+    def __init__(self, case: dict, initial: bool = True):
+        """initial=False: the state is left unset and unrefined (a restart loads its own)."""
         self.case = case
-        built = build_pack(case)
+        built = build_pack(case, initial)
         self.solver, self.model, self.plan = built.solver, built.model, built.plan
         self.precision = built.precision
-        self.t, self.step_count = 0.0, 0
+        self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
+        grid = case["grid"]
+        self.cells, self.lower, self.upper = tuple(grid["cells"]), tuple(grid["lower"]), tuple(grid["upper"])
         self.regrid_seconds = 0.0
         self.rate, bad = self.solver.check_state()
-        if bad is not None:
+        if bad is not None and initial:
             raise SimulationError(f"the initial state is inadmissible in block {bad[0]} at cell {bad[1]}")
 
     def advance(self, until: float, max_steps: int = 0, after_step=None) -> None:
         """Steps of the global time step (the CFL limit of the finest cells) up to `until`;
-        after_step(dt) after each. A step that leaves an inadmissible cell is undone (where
+        after_step(dt) after each (and after its regrid, if one was due). A step that leaves an inadmissible cell is undone (where
         the last good state is kept) and raises SimulationError naming the block and cell."""
         amr, cfl = self.case["amr"], self.case["scheme"]["cfl"]
         taken = 0
@@ -46,14 +52,21 @@ class AdaptiveRun:
             self.t += dt
             self.step_count += 1
             taken += 1
-            self.rate = rate
+            self.rate, self.last_dt = rate, dt
+            if self.step_count % amr["regrid_every"] == 0:
+                self.regrid()
             if after_step:
                 after_step(dt)
-            if self.step_count % amr["regrid_every"] == 0:
-                started = wallclock.perf_counter()
-                if self.solver.adapt(Criteria.of(amr)):
-                    self.rate, _ = self.solver.check_state()
-                self.regrid_seconds += wallclock.perf_counter() - started
+
+    def regrid(self) -> None:
+        """Split and merge blocks by the [amr] criteria (a full pool: PoolExhausted, the state as
+        it was); the time it takes is counted in regrid_seconds."""
+        started = wallclock.perf_counter()
+        try:
+            if self.solver.adapt(Criteria.of(self.case["amr"])):
+                self.rate, _ = self.solver.check_state()
+        finally:
+            self.regrid_seconds += wallclock.perf_counter() - started
 
     def uniform(self, level: int | None = None) -> np.ndarray:
         """The primitive state on the uniform grid of `level` (default: the finest allowed): a
@@ -82,38 +95,81 @@ class AdaptiveRun:
     def leaf_cells(self) -> int:
         return self.solver.leaf_cells()
 
-    def run(self, folder: Path, quiet: bool = True, log=lambda line: None) -> dict:
-        """To the end time, writing snapshots at the output times and a diagnostics row every
-        [output] diagnostics_every steps into `folder`; a failed step still writes the last
-        good state's snapshot before its error propagates."""
-        outputs = AdaptiveOutputs(self, folder)
-        every, end = self.case["output"]["diagnostics_every"], self.case["time"]["end"]
+    def run(self, folder: Path, quiet: bool = True, log=lambda line: None, restart=None, max_wall_time: float = 0.0,
+            allow_change=()) -> dict:
+        """To the end time, writing snapshots at the output times, a diagnostics row every
+        [output] diagnostics_every steps and checkpoints where [output] says into `folder`;
+        from checkpoint `restart` (a path or a checkpoint.Loaded) if given. A signal or
+        `max_wall_time` stops it after a step with a checkpoint (RunInterrupted); a full pool
+        stops it with a checkpoint of the state before the regrid; a failed step writes the last
+        good state's snapshot. Both errors propagate."""
+        loaded = as_loaded(restart) if restart else None
+        if loaded:
+            for line in [f"restarting from {loaded.path}", *restart_adaptive(self, loaded, allow_change)]:
+                log(line)
+        outputs = AdaptiveOutputs(self, folder, loaded.header if loaded else None)
         started = wallclock.perf_counter()
-        updates = 0
-
-        def after_step(dt):
-            nonlocal updates
-            updates += self.leaf_cells()
-            if self.step_count % every == 0:
-                outputs.row(dt)
-            if not quiet and self.step_count % 50 == 0:
-                print(f"step {self.step_count}, t = {self.t:.6g}, {self.leaf_cells()} leaf cells "
-                      f"{list(self.solver.forest.leaf_count_per_level())} blocks per level", flush=True)
-
-        outputs.row(0.0)
-        outputs.snapshot()
+        stop = StopFlag(max_wall_time, started)
+        stats = {"updates": 0, "first_step": self.step_count}
         try:
-            cap = self.case["time"]["max_steps"]
-            for t_out in output_times(end, self.case["output"]["interval"]):
-                if cap and self.step_count >= cap:
-                    break
-                self.advance(t_out, cap - self.step_count if cap else 0, after_step)
-                outputs.snapshot()
+            with stop:
+                self._loop(outputs, loaded, stop, stats, quiet)
+        except RunStopped as stopped:
+            outputs.csv.flush()
+            saved = write_adaptive_checkpoint(self, outputs)
+            outputs.snapshot()
+            raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}), "
+                                 f"checkpoint {saved}; continue with `taichiflow run {outputs.folder / 'case.toml'} "
+                                 f"--resume {outputs.folder}`") from None
+        except PoolExhausted as full:
+            outputs.csv.flush()
+            saved = write_adaptive_checkpoint(self, outputs, regrid_due=True)
+            raise SimulationError(f"the regrid after step {self.step_count} (t = {self.t:.6g}): {full}. The state "
+                                  f"before it is in {saved}: continue with `taichiflow run {outputs.folder / 'case.toml'} "
+                                  f"--resume {outputs.folder} --set amr.capacity={2 * full.needed}`") from None
         except SimulationError:
             log(f"the last good state: {outputs.snapshot().name}")
             raise
         finally:
             outputs.close()
         wall = wallclock.perf_counter() - started
-        return {"steps": self.step_count, "time": self.t, "wall_s": wall, "leaf_cell_updates_per_s": updates / wall,
-                "regrid_s": self.regrid_seconds, "snapshots": outputs.count}
+        return {"steps": self.step_count, "steps_run": self.step_count - stats["first_step"], "time": self.t,
+                "wall_s": wall, "leaf_cell_updates_per_s": stats["updates"] / wall, "regrid_s": self.regrid_seconds,
+                "snapshots": outputs.count}
+
+    def _loop(self, outputs, loaded, stop, stats: dict, quiet: bool) -> None:
+        """The output times left, with the rows, progress lines and checkpoints after each step."""
+        output, end = self.case["output"], self.case["time"]["end"]
+        every, cap = output["diagnostics_every"], self.case["time"]["max_steps"]
+        last_checkpoint = [wallclock.perf_counter(), self.t]
+
+        def after_step(dt):
+            stats["updates"] += self.leaf_cells()
+            if self.step_count % every == 0:
+                outputs.row(dt)
+            if not quiet and self.step_count % 50 == 0:
+                print(f"step {self.step_count}, t = {self.t:.6g}, {self.leaf_cells()} leaf cells "
+                      f"{list(self.solver.forest.leaf_count_per_level())} blocks per level", flush=True)
+            since = wallclock.perf_counter() - last_checkpoint[0]
+            if checkpoint_due(self.t, self.t - last_checkpoint[1], output["checkpoint_interval"],
+                              output["checkpoint_wall"], since):
+                outputs.csv.flush()
+                write_adaptive_checkpoint(self, outputs)
+                last_checkpoint[0] = wallclock.perf_counter()
+            last_checkpoint[1] = self.t
+            reason = stop.reason()
+            if reason:
+                raise RunStopped(reason)
+
+        if loaded is None:
+            outputs.row(0.0)
+            outputs.snapshot()
+        elif loaded.header["regrid_due"]:  # (the regrid a full pool stopped; its step's row may be due)
+            self.regrid()
+            if self.step_count % every == 0:
+                outputs.row(self.last_dt)
+        for t_out in output_times(end, output["interval"])[max(outputs.count - 1, 0):]:
+            if cap and self.step_count >= cap:
+                break
+            self.advance(t_out, cap - self.step_count if cap else 0, after_step)
+            outputs.snapshot()

@@ -9,6 +9,7 @@ from .. import case as case_mod
 from ..errors import CaseError
 from ..io import DiagnosticsCSV, PvdSeries
 from ..io_vtu import write_leaves_vtu
+from .restart import truncate_diagnostics
 
 
 def snapshot_fields(case: dict, model) -> list:
@@ -27,17 +28,24 @@ def snapshot_fields(case: dict, model) -> list:
 class AdaptiveOutputs:
     """The files of one adaptive run in `folder`."""
 
-    def __init__(self, run, folder: Path):
+    def __init__(self, run, folder: Path, resume: dict | None = None):
+        """resume: the header of the checkpoint a restarted run continues from (the snapshots
+        and diagnostics rows written after it, by the run that went on, are dropped)."""
         self.run, self.folder = run, Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.fields = snapshot_fields(run.case, run.model)
-        self.series = PvdSeries(self.folder / "series.pvd")
-        self.count = 0
+        self.series = PvdSeries(self.folder / "series.pvd", resume=resume is not None)
+        self.count, self.last_time = 0, 0.0
+        if resume:
+            self.count, self.last_time = resume["snapshot_index"], resume["last_snapshot_time"]
+            self.series.truncate_after(self.last_time)
+            truncate_diagnostics(self.folder / "diagnostics.csv", resume["step"])
         conserved = run.model.conserved
         totals = [f"total_{name}" if conserved.sizes[name] == 1 else f"total_{name}_{'xyz'[c]}"
                   for name in conserved.names for c in range(conserved.sizes[name])]
         levels = [f"leaf_blocks_{level}" for level in range(run.solver.forest.max_level + 1)]
         self.columns = ["time", "step", "dt", *totals, *levels, "leaf_cells", "regrid_s"]
-        self.csv = DiagnosticsCSV(self.folder / "diagnostics.csv", self.columns)
+        self.csv = DiagnosticsCSV(self.folder / "diagnostics.csv", self.columns, resume=resume is not None)
         (self.folder / "case.toml").write_text(case_mod.dump_toml(run.case))
 
     def row(self, dt: float) -> None:
@@ -62,7 +70,7 @@ class AdaptiveOutputs:
         name = f"snapshot_{self.count:04d}.vtu"
         write_leaves_vtu(self.folder / name, blocks, run.case["grid"]["cells"], time=run.t)
         self.series.add(run.t, name)
-        self.count += 1
+        self.count, self.last_time = self.count + 1, run.t
         return self.folder / name
 
     def close(self) -> None:

@@ -56,8 +56,9 @@ def indicator_fields(case: dict, model) -> tuple:
     return tuple(indices)
 
 
-def build_pack(case: dict) -> Built:
-    """The PackSolver of a case with [amr], its initial state set and refined."""
+def build_pack(case: dict, initial: bool = True) -> Built:
+    """The PackSolver of a case with [amr], its initial state set and refined (initial=False:
+    the root blocks with their state unset, for a restart to load its own)."""
     where = case.get("_source", "<case>")
     refusal = amr_refusal(case)
     if refusal:
@@ -80,12 +81,19 @@ def build_pack(case: dict) -> Built:
                               case["grid"]["upper"], params, cell_average(case, phys))
     except ValueError as err:
         raise ModelError(f"{where}: {err}") from None
+    if initial:
+        refine_initial_state(solver, fill, Criteria.of(amr)._replace(derefine_below=-1.0))
+    return Built(prepared.arch, prepared.precision, prepared.fast_math, model, params, plan, solver,
+                     prepared.shock_jump)
+
+
+def refine_initial_state(solver: PackSolver, fill, criteria: Criteria) -> None:
+    """Fill the pool, then refine where the criteria ask and fill again at the new cell widths,
+    a level per pass, until no block splits."""
     fill()
     solver.check_state()
-    for _ in range(amr["max_level"]):  # (each pass can add one level where the indicator asks)
-        if not solver.adapt(Criteria.of(amr)._replace(derefine_below=-1.0)):
+    for _ in range(solver.forest.max_level):
+        if not solver.adapt(criteria):
             break
         fill()
         solver.check_state()
-    return Built(prepared.arch, prepared.precision, prepared.fast_math, model, params, plan, solver,
-                     prepared.shock_jump)

@@ -108,7 +108,7 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
     from .driver import Simulation
 
     if "amr" in case:
-        return simulate_adaptive(args, case, out, loaded, max_wall_time, log)
+        return simulate_adaptive(args, case, out, loaded, allowed, max_wall_time, log)
 
     began = time.perf_counter()
     sim = Simulation(case, out_dir=out, quiet=args.quiet)
@@ -143,31 +143,34 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
     return 0
 
 
-def simulate_adaptive(args, case: dict, out: Path, loaded, max_wall_time: float, log) -> int:
+def simulate_adaptive(args, case: dict, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
     """A case with [amr] (run/adaptive.py): what it cannot do yet is refused, never ignored."""
     from .adaptive import AdaptiveRun
 
-    missing = [(loaded, "--restart and --resume"), (args.render, "--render"), (max_wall_time, "--max-wall-time"),
-               (world().size > 1, "mpirun (one rank)")]
-    refused = [what for given, what in missing if given]
-    refused += [f"[output] {key}" for key in ("checkpoint_interval", "checkpoint_wall") if case["output"][key]]
+    refused = [what for given, what in ((args.render, "--render"), (world().size > 1, "mpirun (one rank)")) if given]
     if refused:
         raise ValueError(f"{', '.join(refused)}: not supported with [amr] yet (docs/amr.md)")
     began = time.perf_counter()
-    run = AdaptiveRun(case)
+    run = AdaptiveRun(case, initial=loaded is None)
     amr = case["amr"]
     log.write(f"model {run.model.name} ({run.model.source_file}), arch {case['run']['arch']}, precision "
               f"{run.precision}, root cells {case['grid']['cells']} in blocks of {amr['block_cells']}, up to "
-              f"{amr['max_level']} levels more; the initial state refined in {time.perf_counter() - began:.2f} s to "
-              f"{list(run.solver.forest.leaf_count_per_level())} leaf blocks per level")
+              f"{amr['max_level']} levels more" + ("" if loaded else f"; the initial state refined in "
+              f"{time.perf_counter() - began:.2f} s to {list(run.solver.forest.leaf_count_per_level())} leaf "
+              f"blocks per level"))
     try:
-        stats = run.run(out, quiet=args.quiet, log=log.write)
+        stats = run.run(out, quiet=args.quiet, log=log.write, restart=loaded, max_wall_time=max_wall_time,
+                        allow_change=allowed)
+    except RunInterrupted as err:
+        log.record(f"STOPPED: {err}")
+        print(f"taichiflow: {err}", file=sys.stderr)
+        return 3
     except SimulationError as err:
         log.record(f"FAILED: {err}")
         print(f"taichiflow: error: {err}", file=sys.stderr)
         return 2
-    log.write(f"{stats['steps']} steps to t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
-              f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s, regrids {stats['regrid_s']:.2f} s)")
+    log.write(f"{stats['steps_run']} steps to step {stats['steps']}, t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
+              f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s, regrids {stats['regrid_s']:.2f} s in all)")
     print(f"wrote {out}/ (series.pvd, {stats['snapshots']} snapshots, diagnostics.csv, case.toml, run.log)")
     return 0
 

@@ -20,7 +20,7 @@ import numpy as np
 import taichi as ti
 
 from ...errors import SimulationError
-from ...mesh import PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
+from ...mesh import Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
 from ...mesh.block import parent
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
@@ -29,12 +29,19 @@ from .ghosts import make_ghost_fill
 from .pool import BlockPool
 from .regrid import make_regrid_kernels
 from .sweeps import make_sweeps
-from .transfer import make_primitive_gather
+from .transfer import make_block_transfers
 
 
-def pool_full(err: PoolFull) -> SimulationError:
-    return SimulationError(f"the forest needs {err.needed} block slots and the pool has {err.capacity}: "
-                           f"raise [amr] capacity")
+class PoolExhausted(SimulationError):
+    """A regrid (or a restart) needs more block slots than the pool has."""
+
+    def __init__(self, needed: int, capacity: int):
+        super().__init__(f"the forest needs {needed} block slots and the pool has {capacity}: raise [amr] capacity")
+        self.needed, self.capacity = needed, capacity
+
+
+def pool_full(err: PoolFull) -> PoolExhausted:
+    return PoolExhausted(err.needed, err.capacity)
 
 
 class Criteria(NamedTuple):
@@ -73,7 +80,7 @@ class PackSolver:
             make_cell_passes(pool)
         self.prolong, self.restrict, self._indicate, self._second, self._gradient = make_regrid_kernels(
             pool, tuple(indicator_fields), epsilon)
-        self._gather = make_primitive_gather(pool)
+        self._gather, self._gather_conserved, self._scatter_conserved = make_block_transfers(pool)
         self.slots = self._assigned(forest, capacity)
         self.tables = device_tables(forest, self.slots, capacity, faces_only=True)
         pool.upload(self.tables)
@@ -95,6 +102,21 @@ class PackSolver:
         leaves = self.forest.leaves
         data = self._gather(np.array([self.slots[b] for b in leaves], dtype=np.int32))
         return {b: data[k] for k, b in enumerate(leaves)}
+
+    def conserved_blocks(self) -> np.ndarray:
+        """The leaves' U in the forest's (Morton) order, an array (leaves, N, ..., nU)."""
+        return self._gather_conserved(np.array([self.slots[b] for b in self.forest.leaves], dtype=np.int32))
+
+    def load(self, leaves, conserved: np.ndarray) -> None:
+        """Replace the forest by one of these leaves holding these U (a checkpoint's, in the order
+        of `leaves`); W and the check current. A pool too small is a SimulationError naming the key."""
+        old = self.forest
+        self.forest = Forest(old.roots, old.block_cells, old.max_level, old.periodic, leaves, known_balanced=True)
+        self.slots = self._assigned(self.forest, self.pool.capacity)
+        self.tables = device_tables(self.forest, self.slots, self.pool.capacity, faces_only=True)
+        self.pool.upload(self.tables)
+        self._scatter_conserved(np.array([self.slots[b] for b in leaves], dtype=np.int32), conserved)
+        self.check_state()
 
     def totals(self) -> np.ndarray:
         """f64 totals of every conserved variable over the leaves."""

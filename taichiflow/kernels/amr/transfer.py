@@ -1,5 +1,6 @@
-"""Blocks of the pool to the host: a list of slots in, an array (count, N, ..., nW) of their
-cells' primitive values out (row-major), one launch for all of them."""
+"""Blocks of the pool to and from the host, one launch for a whole list of slots: the leaves'
+primitive values for snapshots, their conserved values for checkpoints and back for restarts.
+Arrays are (count, N, ..., n) in row-major cell order."""
 import numpy as np
 import taichi as ti
 
@@ -8,26 +9,48 @@ from ..indexing import numpy_dtype
 from .pool import pool_index
 
 
-def make_primitive_gather(pool):
-    """gather(slots) -> the interior W of those blocks."""
-    dim, N, dtype, n = pool.dim, pool.N, pool.dtype, pool.phys.W.n
+def make_block_transfers(pool):
+    """(gather_primitive, gather_conserved, scatter_conserved): slots in, arrays out (or in)."""
+    dim, N, dtype = pool.dim, pool.N, pool.dtype
     cells = (N,) * dim
     per_block = N ** dim
 
+    @ti.func
+    def row_of(J):
+        row = component(J, 0) * per_block
+        for d in ti.static(range(dim)):
+            row += component(J, 1 + d) * N ** (dim - 1 - d)
+        return row
+
+    def gather_of(field, n: int):
+        """gather(slots) of one of the pool's fields (each its own kernel: a field passed as a
+        template argument is not indexed with the pool's offsets)."""
+        @ti.kernel
+        def gather_kernel(slots: ti.types.ndarray(dtype=ti.i32, ndim=1), values: ti.types.ndarray(dtype=dtype, ndim=2),
+                          count: ti.i32):
+            for J in ti.grouped(ti.ndrange(count, *cells)):
+                row = row_of(J)
+                v = field[pool_index(slots[component(J, 0)], [component(J, 1 + d) for d in range(dim)])]
+                for c in ti.static(range(n)):
+                    values[row, c] = v[c]
+
+        def gather(slots: np.ndarray) -> np.ndarray:
+            out = np.zeros((len(slots) * per_block, n), dtype=numpy_dtype(dtype))
+            gather_kernel(np.ascontiguousarray(slots, dtype=np.int32), out, len(slots))
+            return out.reshape((len(slots),) + cells + (n,))
+
+        return gather
+
     @ti.kernel
-    def gather_kernel(slots: ti.types.ndarray(dtype=ti.i32, ndim=1), values: ti.types.ndarray(dtype=dtype, ndim=2),
-                      count: ti.i32):
+    def scatter_kernel(slots: ti.types.ndarray(dtype=ti.i32, ndim=1), values: ti.types.ndarray(dtype=dtype, ndim=2),
+                       count: ti.i32):
         for J in ti.grouped(ti.ndrange(count, *cells)):
-            row = component(J, 0) * per_block
-            for d in ti.static(range(dim)):
-                row += component(J, 1 + d) * N ** (dim - 1 - d)
-            w = pool.W[pool_index(slots[component(J, 0)], [component(J, 1 + d) for d in range(dim)])]
-            for c in ti.static(range(n)):
-                values[row, c] = w[c]
+            row = row_of(J)
+            u = ti.Vector([values[row, c] for c in ti.static(range(pool.phys.U.n))], dt=dtype)
+            pool.U[pool_index(slots[component(J, 0)], [component(J, 1 + d) for d in range(dim)])] = u
 
-    def gather(slots: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(slots) * per_block, n), dtype=numpy_dtype(dtype))
-        gather_kernel(slots, out, len(slots))
-        return out.reshape((len(slots),) + cells + (n,))
+    def scatter_conserved(slots: np.ndarray, values: np.ndarray) -> None:
+        flat = np.ascontiguousarray(values.reshape(len(slots) * per_block, -1), dtype=numpy_dtype(dtype))
+        scatter_kernel(np.ascontiguousarray(slots, dtype=np.int32), flat, len(slots))
 
-    return gather
+    return gather_of(pool.W, pool.phys.W.n), gather_of(pool.U, pool.phys.U.n), scatter_conserved

@@ -1,0 +1,132 @@
+"""Checkpoints and restarts of adaptive runs: bit for bit across regrids, a full pool stopping
+the run with a checkpoint that a larger pool continues, and `--max-wall-time` then `--resume`
+from the command line."""
+import csv
+import shutil
+
+import numpy as np
+import pytest
+
+from helpers import case_from_text, precise
+from taichiflow import checkpoint
+from taichiflow.cli import main
+from taichiflow.errors import CheckpointError, RunInterrupted, SimulationError
+from taichiflow.io import read_pvd
+from taichiflow.run.adaptive import AdaptiveRun
+
+BLOB = """
+[case]
+name = "blob_amr"
+[model]
+name = "euler"
+[grid]
+cells = [32, 32]
+upper = [1.0, 1.0]
+[amr]
+block_cells = 8
+max_level = 2
+regrid_every = 2
+[scheme]
+reconstruction = "weno5"
+riemann = "hllc"
+[time]
+end = 0.03
+[boundary]
+x = "periodic"
+y = "periodic"
+[initial]
+background = { rho = 1.0, vel = [4.0, 2.0, 0.0], p = 1.0 }
+[[initial.regions]]
+shape = "sphere"
+center = [0.3, 0.3]
+radius = 0.15
+state = { rho = 4.0, p = 2.0 }
+[output]
+interval = 0.01
+checkpoint_interval = 0.015
+"""
+
+
+# A blast in gas of uniform density: the forest grows as the shock spreads (Löhner's indicator
+# of the density sees nothing at first), so a small pool holds the start but not later regrids.
+BLAST = (BLOB.replace("vel = [4.0, 2.0, 0.0]", "vel = [0.0, 0.0, 0.0]").replace("radius = 0.15", "radius = 0.1")
+         .replace("state = { rho = 4.0, p = 2.0 }", "state = { rho = 1.0, p = 20.0 }"))
+
+
+def run_case(tmp_path, overrides=(), initial=True, text=BLOB):
+    return AdaptiveRun(precise(case_from_text(tmp_path, text, overrides)), initial=initial)
+
+
+def table(path, without=("regrid_s",)):
+    with open(path) as f:
+        return [{k: v for k, v in row.items() if k not in without} for row in csv.DictReader(f)]
+
+
+def state(run):
+    """The leaves and their U (taken before another run starts Taichi anew)."""
+    return run.solver.forest.leaves, run.solver.conserved_blocks(), run.t
+
+
+def same_state(a, b):
+    return a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2] == b[2]
+
+
+def test_restart_is_bit_exact_across_regrids(tmp_path):
+    full = run_case(tmp_path)
+    full.run(tmp_path / "full")
+    expected = state(full)
+    first = sorted((tmp_path / "full").glob("checkpoint_*.npz"))[0]
+    header = checkpoint.load(first).header
+    assert 0 < header["step"] < full.step_count and not header["regrid_due"]
+    assert [tuple(leaf) for leaf in header["leaves"]] != [(b.level, *b.coords) for b in expected[0]]
+    shutil.copytree(tmp_path / "full", tmp_path / "again")
+    again = run_case(tmp_path, initial=False)
+    stats = again.run(tmp_path / "again", restart=tmp_path / "again" / first.name)
+    assert stats["steps_run"] == full.step_count - header["step"]
+    assert same_state(expected, state(again))
+    assert table(tmp_path / "again" / "diagnostics.csv") == table(tmp_path / "full" / "diagnostics.csv")
+    assert read_pvd(tmp_path / "again" / "series.pvd") == read_pvd(tmp_path / "full" / "series.pvd")
+
+
+def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path):
+    """A pool that holds the initial forest but not a later regrid's: the run stops with a
+    message naming the key and a checkpoint of the state before that regrid; continued with a
+    larger pool it ends where a run with that pool from the start ends, bit for bit."""
+    ample = run_case(tmp_path, ["amr.capacity=512"], text=BLAST)
+    ample.run(tmp_path / "ample")
+    expected = state(ample)
+    small = run_case(tmp_path, ["amr.capacity=60"], text=BLAST)
+    with pytest.raises(SimulationError, match=r"the regrid after step (\d+) .*the forest needs \d+ block slots and "
+                                              r"the pool has 60: raise \[amr\] capacity\. The state before it is in "
+                                              r".*checkpoint_\d+\.npz: continue with .*--set amr\.capacity=\d+"):
+        small.run(tmp_path / "small")
+    assert small.step_count > 0
+    loaded = checkpoint.load_newest(tmp_path / "small")
+    assert loaded.header["regrid_due"] and loaded.header["step"] == small.step_count
+    resumed = run_case(tmp_path, ["amr.capacity=512"], initial=False, text=BLAST)
+    resumed.run(tmp_path / "small", restart=loaded)
+    assert same_state(expected, state(resumed))
+    assert table(tmp_path / "small" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")
+
+
+def test_uniform_checkpoint_is_refused(tmp_path):
+    uniform = tmp_path / "uniform.toml"
+    uniform.write_text(BLOB.replace("[amr]\nblock_cells = 8\nmax_level = 2\nregrid_every = 2\n", ""))
+    assert main(["run", str(uniform), "--out", str(tmp_path / "u"), "--quiet", "--set", "time.end=0.015"]) == 0
+    with pytest.raises(CheckpointError, match="a checkpoint of a uniform run: a case with \\[amr\\] continues only"):
+        run_case(tmp_path, initial=False).run(tmp_path / "u", restart=checkpoint.load_newest(tmp_path / "u"))
+
+
+def test_max_wall_time_then_resume_from_the_command_line(tmp_path, capsys):
+    case = tmp_path / "blob_amr.toml"
+    case.write_text(BLOB)
+    out = tmp_path / "out"
+    assert main(["run", str(case), "--out", str(out), "--quiet", "--max-wall-time", "0.000001"]) == 3
+    assert "--resume" in capsys.readouterr().err
+    assert main(["run", str(out / "case.toml"), "--resume", str(out), "--quiet"]) == 0
+    assert [t for t, _ in read_pvd(out / "series.pvd")] == pytest.approx([0.0, 0.01, 0.02, 0.03])
+    steps = [int(row["step"]) for row in table(out / "diagnostics.csv")]
+    assert steps == sorted(set(steps)) and steps[0] == 0
+    assert "restarting from" in (out / "run.log").read_text()
+    with pytest.raises(RunInterrupted):  # (the API: the same stop, the same exception)
+        run_case(tmp_path).run(tmp_path / "api", max_wall_time=1e-6)
