@@ -76,6 +76,8 @@ def main(argv=None) -> int:
                       help="--style surface3d: vertical exaggeration of the heights, also steepening the "
                            "terrain style's hill shading (default: a round number that makes the relief a tenth "
                            "of the domain's larger side, at least 1: 3 for 200 m over 6 km)")
+    view.add_argument("--blocks", action="store_true", help="an adaptive run's leaf blocks outlined, coloured by "
+                      "level (3D: where they cross the plane z through the centre)")
     view.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), help="picture size in pixels (1024 768)")
     view.add_argument("--fps", type=float, default=4.0, help="movie frames per second (4)")
     view.add_argument("--clim", nargs=2, type=float, metavar=("LOW", "HIGH"),

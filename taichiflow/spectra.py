@@ -41,6 +41,10 @@ def snapshot_spectrum(path, field: str = "vel", weight: str = "none", density: s
     `field`, weighted by sqrt(density) with weight "sqrt_rho"."""
     if weight not in WEIGHTS:
         raise ValueError(f"--weight: expected one of {', '.join(WEIGHTS)}, got {weight!r}")
+    if Path(path).suffix == ".vtu":
+        raise ValueError(f"{path}: the leaves of an adaptive run ([amr]): a spectrum needs one uniform periodic grid "
+                         f"(resample it yourself, e.g. taichiflow.viz.amr.resampled, knowing that the coarse "
+                         f"leaves' values repeated over the finer cells bend the spectrum's tail)")
     meta, arrays = read_vti(path)
     vectors = [name for name, a in arrays.items() if a.ndim == meta["ndim"] + 1]
     if field not in vectors:

@@ -52,7 +52,7 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def test_taichiflow_run_writes_the_leaves(tmp_path):
+def test_taichiflow_run_writes_the_leaves(tmp_path, capsys):
     import pyvista as pv
 
     case = tmp_path / "sod_amr.toml"
@@ -77,6 +77,25 @@ def test_taichiflow_run_writes_the_leaves(tmp_path):
         assert float(row["total_mom_x"]) == pytest.approx(0.9 * 0.25 * float(row["time"]), rel=1e-12, abs=1e-15)
         assert float(row["total_rho"]) == pytest.approx(float(table[0]["total_rho"]), rel=1e-12)
     assert (out / "case.toml").read_text().count("[amr]") == 1
+    check_block_outlines_and_spectrum(out, last, capsys)
+
+
+def check_block_outlines_and_spectrum(out, last, capsys):
+    """The leaf blocks' outlines (4 sides each, of the block's width at its level: root blocks
+    are 0.25 wide) drawn by `view --blocks`; `spectrum` refuses the leaves."""
+    from taichiflow.viz.amr import block_outlines
+    import pyvista as pv
+
+    outlines = block_outlines(pv.read(out / "snapshot_0002.vtu"))
+    counts = [int(last[f"leaf_blocks_{k}"]) for k in range(3)]
+    assert outlines.n_cells == 4 * sum(counts)
+    perimeters = outlines.compute_cell_sizes(length=True, area=False, volume=False).cell_data["Length"].sum()
+    assert perimeters == pytest.approx(sum(n * 4 * 0.25 / 2 ** k for k, n in enumerate(counts)), rel=1e-12)
+    picture = out / "blocks.png"
+    assert main(["view", str(out), "--blocks", "--screenshot", str(picture), "--size", "400", "300"]) == 0
+    assert picture.stat().st_size > 1000 and "leaf blocks outlined" in capsys.readouterr().out
+    assert main(["spectrum", str(out)]) != 0
+    assert "the leaves of an adaptive run ([amr]): a spectrum needs one uniform periodic grid" in capsys.readouterr().err
 
 
 def test_the_snapshot_resampled_is_the_runs_finest_grid(tmp_path):

@@ -77,7 +77,8 @@ def view_command(args) -> int:
     viewer = Viewer(series, field=args.field, style=args.style, size=args.size or DEFAULT_SIZE,
                     off_screen=off_screen, iso=getattr(args, "iso", None), clim=getattr(args, "clim", None),
                     vectors=getattr(args, "vectors", None), seeds=getattr(args, "seeds", None),
-                    wet_depth=getattr(args, "wet_depth", None), exaggeration=getattr(args, "exaggeration", None))
+                    wet_depth=getattr(args, "wet_depth", None), exaggeration=getattr(args, "exaggeration", None),
+                    blocks=getattr(args, "blocks", False))
     index = series.nearest(args.time)
     try:
         if args.screenshot:

@@ -1,7 +1,8 @@
 """An adaptive run's snapshot (the leaves as one .vtu, io_vtu.py) on a uniform grid, for the
 viewer's slices, iso-surfaces and charts, which work on cell data of an ImageData: a coarser
 leaf's value repeated over the cells it covers, finer leaves averaged. The grid is the finest
-level's, or the finest level whose grid has at most `max_cells` cells."""
+level's, or the finest level whose grid has at most `max_cells` cells. And the outlines of its
+leaf blocks (`taichiflow view --blocks`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -62,3 +63,36 @@ def _on_level(values, levels, centres, lower, extent, roots, target):
             np.add.at(out, coarse, values[chosen])
             np.add.at(counts, coarse, 1)
     return out / np.maximum(counts, 1)[..., None]
+
+
+def block_outlines(leaves: pv.UnstructuredGrid, z: float | None = None) -> pv.PolyData:
+    """The outline of every leaf block as line segments with each block's `level`: the
+    rectangles of a 2D run (at z = 0), or where a 3D run's blocks cross the plane z (its
+    rectangles there; a plane on a block face takes the blocks above it)."""
+    dim = int(leaves.field_data[NDIM_FIELD][0])
+    corners = 2 ** dim
+    points = np.asarray(leaves.points)[np.asarray(leaves.cell_connectivity).reshape(-1, corners)]
+    block = np.asarray(leaves.cell_data["block"])
+    order = np.argsort(block, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(block[order]) != 0])
+    lower = np.minimum.reduceat(points.min(axis=1)[order], starts)
+    upper = np.maximum.reduceat(points.max(axis=1)[order], starts)
+    level = np.asarray(leaves.cell_data["level"])[order][starts]
+    if dim == 3:
+        crossing = (lower[:, 2] <= z) & (z < upper[:, 2]) if z is not None else np.ones(len(lower), bool)
+        lower, upper, level = lower[crossing], upper[crossing], level[crossing]
+    height = 0.0 if dim < 3 else z
+    x0, y0, x1, y1 = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
+    if dim == 1:
+        y0, y1 = np.zeros_like(x0), np.zeros_like(x0)
+    rectangle = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1), np.stack([x1, y1], 1),
+                          np.stack([x0, y1], 1)], axis=1)               # (blocks, 4 corners, 2)
+    xyz = np.zeros((len(x0) * 4, 3))
+    xyz[:, :2] = rectangle.reshape(-1, 2)
+    xyz[:, 2] = height
+    first = np.arange(len(x0))[:, None] * 4
+    ends = np.stack([first + np.arange(4), first + (np.arange(4) + 1) % 4], axis=-1).reshape(-1, 2)
+    lines = np.hstack([np.full((len(ends), 1), 2), ends]).ravel()
+    outlines = pv.PolyData(xyz, lines=lines)
+    outlines.cell_data["level"] = np.repeat(level, 4)
+    return outlines

@@ -85,6 +85,11 @@ class Series:
         self._cache.move_to_end(key)
         return self._cache[key]
 
+    def leaves(self, index):
+        """An adaptive run's snapshot as written (its leaves, unresampled); None for a uniform one."""
+        path = self.entries[index % len(self)][1]
+        return pv.read(str(path)) if path.suffix == ".vtu" else None
+
     @property
     def ndim(self) -> int:
         grid = self.grid(0)

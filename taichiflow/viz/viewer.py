@@ -9,7 +9,8 @@ from . import env
 from .axes import Axes
 from .charts import Charts
 from .env import pv, require_pyvista
-from .fields import colour_limits, scalar_values, vector_names
+from .amr import block_outlines
+from .fields import centre_plane, colour_limits, scalar_values, vector_names
 from .scenes import Scenes
 from .series import Series
 from .terrain import TERRAIN_STYLES, Terrain, has_terrain
@@ -44,7 +45,7 @@ class Viewer(Scenes, Terrain, Charts, Axes):
     """
 
     def __init__(self, series: Series, field=None, style=None, size=DEFAULT_SIZE, off_screen=True,
-                 iso=None, clim=None, vectors=None, seeds=None, wet_depth=None, exaggeration=None):
+                 iso=None, clim=None, vectors=None, seeds=None, wet_depth=None, exaggeration=None, blocks=False):
         require_pyvista()
         if off_screen:
             env.prepare_offscreen()
@@ -66,6 +67,10 @@ class Viewer(Scenes, Terrain, Charts, Axes):
         self.field = field or self.default_field()
         self.style = style or self.default_style()
         self.iso = iso
+        self.blocks = bool(blocks)
+        if self.blocks and (self.ndim != 2 and self.ndim != 3 or series.leaves(0) is None):
+            raise ValueError("--blocks: the leaf blocks of an adaptive run ([amr]) in 2D or 3D; "
+                             f"{series.name} is {'not an adaptive run' if series.leaves(0) is None else 'a 1D run'}")
         self._check(self.field, self.style)
         self.clim = self._checked_clim(clim)
         self.one_range = False
@@ -171,6 +176,8 @@ class Viewer(Scenes, Terrain, Charts, Axes):
             p.scalar_bars.clear()
             before = set(p.actors)
             {2: self._draw_2d, 3: self._draw_3d}[self.ndim](grid)
+            if self.blocks:
+                self._draw_blocks(grid)
             self._add_mirror_note()
             self._bar_titles()
             seconds = " s" if self.style in TERRAIN_STYLES else ""      # those pictures are in SI units
@@ -193,6 +200,19 @@ class Viewer(Scenes, Terrain, Charts, Axes):
             if self.slider is not None:
                 self.slider.GetRepresentation().SetValue(self.time)
         p.render()
+
+    def _draw_blocks(self, grid):
+        """The leaf blocks outlined, coloured by level (3D: where they cross the plane z through
+        the centre, the slices' plane)."""
+        z = centre_plane(grid, 2)
+        outlines = block_outlines(self.series.leaves(self.index), z if self.ndim == 3 else None)
+        if self.ndim == 2:
+            outlines.points[:, 2] = z + 0.01 * grid.spacing[0]
+        levels = int(outlines.cell_data["level"].max()) if outlines.n_cells else 0
+        self.plotter.add_mesh(outlines, scalars="level", cmap="autumn_r", clim=(0, max(levels, 1)), line_width=1.5,
+                              show_scalar_bar=False, name="blocks", lighting=False)
+        where = "" if self.ndim == 2 else f" crossing z = {z:.3g}"
+        self.description += f"; leaf blocks{where} outlined (yellow to red: level 0 to {levels})"
 
     def _add_mirror_note(self):
         note = self.series.mirror_note()
