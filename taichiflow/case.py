@@ -589,6 +589,7 @@ SCHEMA = Table({
         "epsilon": Key(Float(ge=0), 0.01),
         "fields": Key(StrList(), []),              # primitive variables it reads; []: the model's density
         "regions": Key(Regions(AMR_REGIONS, name="amr.regions"), []),  # kept at least at their level
+        "criteria_max_level": Key(Int(ge=0), OMIT),  # the criteria's finest level outside regions; max_level
     }, post=check_amr), OMIT),
     "scheme": Key(Table({
         "method": Key(METHODS, registry.FINITE_VOLUME),

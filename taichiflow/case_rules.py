@@ -39,6 +39,9 @@ def check_amr(amr, at):
         if region["level"] > amr["max_level"]:
             raise (at / "regions" / i / "level").error(f"must be at most max_level ({amr['max_level']}), "
                                                        f"got {region['level']}")
+    if amr.get("criteria_max_level", 0) > amr["max_level"]:
+        raise (at / "criteria_max_level").error(f"must be at most max_level ({amr['max_level']}), "
+                                                f"got {amr['criteria_max_level']}")
     if amr["derefine_below"] >= amr["refine_above"]:
         raise (at / "derefine_below").error(f"must be below refine_above ({amr['refine_above']}), "
                                             f"got {amr['derefine_below']}")

@@ -7,6 +7,7 @@ import pytest
 from helpers import case_from_text, precise
 from taichiflow.errors import CaseError
 from taichiflow.mesh import Block, Region, RegionLevels
+from taichiflow.mesh.block import parent
 from taichiflow.run.adaptive import AdaptiveRun
 
 
@@ -131,3 +132,47 @@ def test_the_two_phase_interface_asks_for_the_finest_blocks(tmp_path, arch):
         centre = math.dist(((root[0] + 0.5) * width, (root[1] + 0.5) * width), (0.5, 0.5))
         crossed = min(corners + [centre]) < 0.2 < max(corners)
         assert block.level == (1 if crossed else 0), (block, root)
+
+
+CAPPED = """
+[model]
+name = "euler"
+[grid]
+cells = [32, 32]
+upper = [1.0, 1.0]
+[amr]
+block_cells = 8
+max_level = 2
+criteria_max_level = 1
+regrid_every = 2
+[[amr.regions]]
+shape = "box"
+lower = [0.0, 0.0]
+upper = [0.3, 1.0]
+level = 1
+[time]
+end = 1.0
+[boundary]
+x = "periodic"
+y = "periodic"
+[initial]
+background = { rho = 1.0, vel = [1.0, 0.5, 0.0], p = 1.0 }
+[[initial.regions]]
+shape = "sphere"
+center = [0.3, 0.5]
+radius = 0.15
+state = { rho = 4.0 }
+"""
+
+
+def test_criteria_refine_beyond_their_max_level_only_in_regions(tmp_path, arch):
+    """A blob's edge asks for level 2 everywhere; it gets it only where it crosses the region,
+    and stays at level 1 outside, through regrids as it moves."""
+    run = AdaptiveRun(precise(case_from_text(tmp_path, CAPPED), arch))
+    regions = run.solver.region_levels
+    for _ in range(3):
+        leaves = run.solver.forest.leaves
+        assert any(b.level == 2 for b in leaves if regions.level(b))
+        assert any(b.level == 1 for b in leaves if not regions.level(b))
+        assert all(b.level <= 1 or regions.level(parent(b)) for b in leaves)  # (a region's block splits whole)
+        run.advance(1e9, max_steps=4)

@@ -49,10 +49,12 @@ class Criteria(NamedTuple):
     refine_above: float
     derefine_below: float
     gradient_above: float = 0.0   # 0: the relative gradient is not a criterion
+    up_to: int = 99               # the finest level they ask for outside the regions ([amr] criteria_max_level)
 
     @classmethod
     def of(cls, amr: dict) -> "Criteria":
-        return cls(amr["refine_above"], amr["derefine_below"], amr["gradient_above"])
+        return cls(amr["refine_above"], amr["derefine_below"], amr["gradient_above"],
+                   amr.get("criteria_max_level", amr["max_level"]))
 
 
 class PackSolver:
@@ -203,15 +205,20 @@ class PackSolver:
     def adapt(self, criteria) -> bool:
         """One regrid by the indicators: split where Löhner's (or the model's own, if larger)
         exceeds criteria.refine_above or the relative gradient criteria.gradient_above (if set),
-        merge where every child is below derefine_below and half gradient_above; the regions'
-        blocks kept at least at their level."""
+        merge where every child is below derefine_below and half gradient_above. Outside the
+        regions the criteria refine up to criteria.up_to (finer blocks there merge); the
+        regions' blocks are kept at least at their level, and may go up to max_level."""
         values = self.indicators()
+        regions, finest = self.region_levels, self.forest.max_level
         limit = criteria.gradient_above or float("inf")
+
+        def finest_asked(block):
+            return finest if regions.level(block) else criteria.up_to
+
         refine = {b for b, (e, g) in values.items() if (e > criteria.refine_above or g > limit)
-                  and b.level < self.forest.max_level}
-        derefine = {b for b, (e, g) in values.items() if e < criteria.derefine_below and g < 0.5 * limit
-                    and b.level > 0}
-        regions = self.region_levels
+                  and b.level < finest_asked(b)}
+        derefine = {b for b, (e, g) in values.items() if b.level > 0
+                    and (e < criteria.derefine_below and g < 0.5 * limit or b.level > finest_asked(b))}
         if regions:  # (a block below its regions' level splits; a family merges only to a level they allow)
             refine |= {b for b in values if b.level < regions.level(b)}
             derefine = {b for b in derefine if regions.level(parent(b)) < b.level}
