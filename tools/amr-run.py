@@ -4,15 +4,25 @@ over the wall time of the steps after the first, regrids included), the regrids'
 device bytes per leaf cell.
 
     python3 tools/amr-run.py CASE.toml [--set KEY=VALUE ...] [--arch cuda] [--precision f32]
+                             [--planes DIR [--plane-z Z]]
+
+--planes DIR: a 3D run's leaves on the plane z = Z (default 0) at the start, at each [output]
+interval and at the end, as 2D adaptive snapshots listed in DIR/series.pvd (small, even for a
+deep forest: `taichiflow view DIR --blocks` draws them; run/adaptive_outputs.write_plane).
 """
 import argparse
 import json
 import time
 
+from pathlib import Path
+
 import taichi as ti
 
-from taichiflow.case import load_case
+from taichiflow.case import dump_toml, load_case
+from taichiflow.io import PvdSeries
 from taichiflow.run.adaptive import AdaptiveRun
+from taichiflow.run.adaptive_outputs import write_plane
+from taichiflow.run.stopping import output_times
 
 parser = argparse.ArgumentParser()
 parser.add_argument("case")
@@ -20,12 +30,38 @@ parser.add_argument("--set", action="append", default=[])
 parser.add_argument("--arch", default="auto")
 parser.add_argument("--precision", default="auto")
 parser.add_argument("--max-steps", type=int, default=0)
+parser.add_argument("--planes", metavar="DIR")
+parser.add_argument("--plane-z", type=float, default=0.0)
 args = parser.parse_args()
 case = load_case(args.case, args.set)
 case["run"].update(arch=args.arch, precision=args.precision)
 started = time.perf_counter()
 run = AdaptiveRun(case)
-run.advance(case["time"]["end"], max_steps=1)  # (compiles the step's kernels: not timed)
+planes = []
+if args.planes:
+    folder = Path(args.planes)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "case.toml").write_text(dump_toml(case))
+    series = PvdSeries(folder / "series.pvd")
+    planes = output_times(case["time"]["end"], case["output"]["interval"])
+
+
+written = {"count": 0, "seconds": 0.0}  # (the planes' time is left out of the rates)
+
+
+def plane():
+    began = time.perf_counter()
+    name = f"plane_{written['count']:04d}.vtu"
+    cut = write_plane(run, folder / name, args.plane_z, case["output"]["fields"])
+    series.add(run.t, name)
+    written["count"] += 1
+    written["seconds"] += time.perf_counter() - began
+    print(f"t = {run.t:.6g}: {cut} leaves on z = {args.plane_z} in {folder / name}", flush=True)
+
+
+if planes:
+    plane()
+run.advance(planes[0] if planes else case["time"]["end"], max_steps=1)  # (compiles the step's kernels: not timed)
 ti.sync()
 built = time.perf_counter() - started
 end = case["time"]["end"]
@@ -34,11 +70,17 @@ ti.sync()
 started = time.perf_counter()
 while run.t < end * (1 - 1e-14) and not (args.max_steps and steps >= args.max_steps):
     cells = run.leaf_cells()
-    run.advance(end, max_steps=1)
+    run.advance(planes[0] if planes else end, max_steps=1)
     updates += cells
     steps += 1
+    if planes and run.t >= planes[0] * (1 - 1e-14):
+        planes.pop(0)
+        plane()
+    if steps % 200 == 0:
+        print(f"step {steps + 1}, t = {run.t:.6g}, leaf blocks per level {run.solver.forest.leaf_count_per_level()}, "
+              f"{time.perf_counter() - started:.1f} s", flush=True)
 ti.sync()
-wall = time.perf_counter() - started
+wall = time.perf_counter() - started - written["seconds"]
 pool = run.solver.pool
 dim, N = pool.dim, pool.N
 finest = [r * N * 2 ** run.solver.forest.max_level for r in run.solver.forest.roots]

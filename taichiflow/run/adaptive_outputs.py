@@ -57,16 +57,10 @@ class AdaptiveOutputs:
     def snapshot(self) -> Path:
         """The leaves' primitive state at the run's time as snapshot_NNNN.vtu."""
         run = self.run
-        solver, layout = run.solver, run.model.primitive
         blocks = []
-        for block, w in solver.primitive_blocks().items():
-            width = solver.cell_width(block.level)
-            lower = [a + c * solver.N * h for (a, _), c, h in zip(solver.extent, block.coords, width)]
-            arrays = {}
-            for name in self.fields:
-                offset = layout.offsets[name]
-                arrays[name] = w[..., offset] if layout.sizes[name] == 1 else w[..., offset:offset + 3]
-            blocks.append((lower, width, block.level, arrays))
+        for block, w in run.solver.primitive_blocks().items():
+            lower, width = block_corner(run.solver, block)
+            blocks.append((lower, width, block.level, named_fields(run.model.primitive, self.fields, w)))
         name = f"snapshot_{self.count:04d}.vtu"
         write_leaves_vtu(self.folder / name, blocks, run.case["grid"]["cells"], time=run.t)
         self.series.add(run.t, name)
@@ -76,3 +70,35 @@ class AdaptiveOutputs:
     def close(self) -> None:
         self.csv.close()
 
+
+
+def block_corner(solver, block) -> tuple:
+    """(its lower corner, its cell widths) per axis."""
+    width = solver.cell_width(block.level)
+    return [a + c * solver.N * h for (a, _), c, h in zip(solver.extent, block.coords, width)], width
+
+
+def named_fields(layout, names, w) -> dict:
+    """{name: the component(s) of W (cells..., nW) it names}."""
+    return {name: w[..., layout.offsets[name]] if layout.sizes[name] == 1
+            else w[..., layout.offsets[name]:layout.offsets[name] + 3] for name in names}
+
+
+def write_plane(run, path: Path, z: float, fields=None) -> int:
+    """The cells of a 3D adaptive run's leaves on the plane z (the layer of each leaf the plane
+    crosses) as a 2D adaptive snapshot (.vtu: `taichiflow view --blocks` draws it). Only
+    those leaves leave the device, so a deep forest's plane stays small. Returns the leaves cut."""
+    solver = run.solver
+    names = list(fields or run.model.primitive.names)
+    crossed = {}
+    for block in solver.forest.leaves:
+        lower, width = block_corner(solver, block)
+        layer = int((z - lower[2]) // width[2])
+        if 0 <= layer < solver.N:
+            crossed[block] = layer
+    blocks = []
+    for block, w in solver.primitive_blocks(crossed).items():
+        lower, width = block_corner(solver, block)
+        blocks.append((lower[:2], width[:2], block.level, named_fields(run.model.primitive, names, w[:, :, crossed[block]])))
+    write_leaves_vtu(path, blocks, run.case["grid"]["cells"][:2], time=run.t)
+    return len(blocks)

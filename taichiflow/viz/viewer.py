@@ -205,7 +205,14 @@ class Viewer(Scenes, Terrain, Charts, Axes):
         """The leaf blocks outlined, coloured by level (3D: where they cross the plane z through
         the centre, the slices' plane)."""
         z = centre_plane(grid, 2)
-        outlines = block_outlines(self.series.leaves(self.index), z if self.ndim == 3 else None)
+        leaves = self.series.leaves(self.index)
+        outlines = block_outlines(leaves, z if self.ndim == 3 else None)
+        for axis, side in self.series.mirror_faces:  # (the mirror images' blocks too)
+            if axis < 2:
+                plane = leaves.bounds[2 * axis + side]
+                image = outlines.copy()
+                image.points[:, axis] = 2 * plane - image.points[:, axis]
+                outlines = outlines.merge(image)
         if self.ndim == 2:
             outlines.points[:, 2] = z + 0.01 * grid.spacing[0]
         levels = int(outlines.cell_data["level"].max()) if outlines.n_cells else 0

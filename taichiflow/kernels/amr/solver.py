@@ -99,9 +99,10 @@ class PackSolver:
         """Per axis the cell width at a level."""
         return tuple((b - a) / (r * self.N * 2 ** level) for (a, b), r in zip(self.extent, self.forest.roots))
 
-    def primitive_blocks(self) -> dict:
-        """{leaf: its W as an array (N,)*dim + (nW,)} (current after a check)."""
-        leaves = self.forest.leaves
+    def primitive_blocks(self, leaves=None) -> dict:
+        """{leaf: its W as an array (N,)*dim + (nW,)} of every leaf, or of `leaves` (current
+        after a check)."""
+        leaves = self.forest.leaves if leaves is None else list(leaves)
         data = self._gather(np.array([self.slots[b] for b in leaves], dtype=np.int32))
         return {b: data[k] for k, b in enumerate(leaves)}
 
