@@ -143,15 +143,6 @@ class BlockExchange(SingleBlock):
         local = np.unravel_index(int(linear_index), self.block.cells)
         return int(np.ravel_multi_index([i + o for i, o in zip(local, self.block.offset)], self.grid_cells))
 
-    def owner(self, global_index: int) -> tuple:
-        cell = np.unravel_index(int(global_index), self.grid_cells)
-        for block in self.decomposition.blocks():
-            local = [i - o for i, o in zip(cell, block.offset)]
-            if all(0 <= i < n for i, n in zip(local, block.cells)):
-                mine = int(np.ravel_multi_index(local, block.cells)) if block.rank == self.rank else None
-                return block.rank, mine
-        raise ValueError(f"cell {cell} is outside the grid {self.grid_cells}")
-
     def reduce_check(self, check, rate: float, bad):
         """The rate and first bad cell over the blocks; the model's globals too (the check
         published this block's)."""

@@ -54,10 +54,6 @@ class SingleBlock:
         """A cell's linear index in the whole grid from its index in this block."""
         return linear_index
 
-    def owner(self, global_index: int) -> tuple:
-        """(rank, this block's linear index of the cell or None where another rank owns it)."""
-        return 0, global_index
-
     def bcast(self, value, root: int = 0):
         return value
 

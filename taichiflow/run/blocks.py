@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from ..errors import CaseError
 from ..kernels.boundaries import NEIGHBOUR
 from ..kernels.halo import SingleBlock
@@ -17,12 +19,36 @@ from ..parallel.decomposition import Decomposition, DecompositionError, choose_d
 
 
 class RankShare(NamedTuple):
+    """This rank's block of the grid and the layout of them all: the owner of the block layout
+    that outputs (one piece per rank), checkpoints and the bad-cell lookup read. The halo
+    (kernels/halo.py, kernels/exchange.py) only moves data between the blocks."""
     cells: tuple          # the block's cells
     offset: tuple         # its first cell in the grid ((): the whole grid)
     kinds: tuple          # per axis, the kinds of its lower and upper face
     decomposition: object  # parallel.decomposition.Decomposition, or None on one rank
     block: object         # its Block, or None on one rank
     periodic: tuple = ()  # per axis, whether the grid is periodic along it
+
+    @property
+    def first_cell(self) -> tuple:
+        return self.offset or (0,) * len(self.cells)
+
+    def pieces(self) -> list:
+        """(rank, first cell, cells) of every block, rank order (one rank: the whole grid)."""
+        if self.decomposition is None:
+            return [(0, self.first_cell, self.cells)]
+        return [(b.rank, b.offset, b.cells) for b in self.decomposition.blocks()]
+
+    def owner(self, global_index: int, rank: int) -> tuple:
+        """(the rank owning a cell of the whole grid given by its linear index, the cell's linear
+        index in this rank's block, or None where another rank owns it)."""
+        grid = self.cells if self.decomposition is None else self.decomposition.cells
+        cell = np.unravel_index(int(global_index), grid)
+        for owner, first, cells in self.pieces():
+            local = [i - o for i, o in zip(cell, first)]
+            if all(0 <= i < n for i, n in zip(local, cells)):
+                return owner, (int(np.ravel_multi_index(local, cells)) if owner == rank else None)
+        raise ValueError(f"cell {tuple(int(i) for i in cell)} is outside the grid {grid}")
 
 
 def share_of(case: dict, comm, kinds: tuple, ghost: int, read_first=()) -> RankShare:

@@ -34,6 +34,7 @@ class Built(NamedTuple):
     plan: object
     solver: Solver
     shock_jump: object     # the pressure jump of the case's shock (p_max / jump is a diagnostic), or None
+    share: object = None   # this rank's block of the grid and the layout of all (run/blocks.RankShare)
 
 
 def boundary_kinds(case: dict) -> tuple:
@@ -154,4 +155,4 @@ def build(case: dict) -> Built:
     solver = Solver(phys, plan, grid, Boundaries(share.kinds, inflow), halo=halo)
     fill(solver.W)
     solver.transfer.conserve()
-    return Built(arch, precision, fast_math, model, params, plan, solver, shock_jump)
+    return Built(arch, precision, fast_math, model, params, plan, solver, shock_jump, share)

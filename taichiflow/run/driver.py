@@ -56,6 +56,7 @@ class Simulation:
         self.model, self.params, self.plan, self._solver = built.model, built.params, built.plan, built.solver
         self._taichi_start = taichi_starts()
         self.shock_jump = built.shock_jump
+        self.share = built.share  # (the block layout: outputs, checkpoints, the bad-cell lookup)
         self.dtype = self.solver.dtype
         grid = case["grid"]
         self.cells, self.lower, self.upper = grid["cells"], grid["lower"], grid["upper"]
@@ -160,7 +161,7 @@ class Simulation:
         """(where, W) of a cell given by its linear index in the whole grid: '(i, j, k)', with
         its rank on several ranks (collective: the owner tells the others its state)."""
         solver = self.solver
-        rank, local = solver.halo.owner(linear_index)
+        rank, local = self.share.owner(linear_index, solver.halo.rank)
         cell = tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
         w = solver.primitive_at(solver.cell(local)) if local is not None else None
         w = solver.halo.bcast(w, root=rank)

@@ -80,12 +80,12 @@ class Outputs:
         """This rank's block as stem_rNNNN.vti; once every rank has written, rank 0 the .pvti."""
         sim, halo = self.sim, self.sim.solver.halo
         piece = lambda rank: f"{stem}_r{rank:04d}.vti"  # noqa: E731
-        write_vti(sim.out_dir / piece(halo.rank), halo.block.cells, tuple(sim.lower), tuple(sim.solver.dx), fields,
-                  time=sim.t, first=halo.block.offset)
+        write_vti(sim.out_dir / piece(halo.rank), sim.share.cells, tuple(sim.lower), tuple(sim.solver.dx), fields,
+                  time=sim.t, first=sim.share.first_cell)
         halo.comm.barrier()
         if halo.rank == 0:
             ndim = len(sim.cells)
-            pieces = [(b.offset, b.cells, piece(b.rank)) for b in halo.decomposition.blocks()]
+            pieces = [(first, cells, piece(rank)) for rank, first, cells in sim.share.pieces()]
             write_pvti(sim.out_dir / f"{stem}.pvti", tuple(sim.cells), tuple(sim.lower), tuple(sim.solver.dx), pieces,
                        {name: array_spec(name, a, ndim) for name, a in fields.items()}, time=sim.t)
         return f"{stem}.pvti"

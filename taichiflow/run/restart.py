@@ -39,8 +39,8 @@ def write_checkpoint(sim) -> Path:
     digests = halo.comm.gather(digest)
     path = sim.out_dir / f"checkpoint_{sim.step_count:09d}.npz"
     if halo.rank == 0:
-        header["pieces"] = [{"file": checkpoint.piece_name(sim.step_count, b.rank), "offset": list(b.offset),
-                             "cells": list(b.cells), "sha256": d} for b, d in zip(halo.decomposition.blocks(), digests)]
+        header["pieces"] = [{"file": checkpoint.piece_name(sim.step_count, rank), "offset": list(first),
+                             "cells": list(cells), "sha256": d} for (rank, first, cells), d in zip(sim.share.pieces(), digests)]
         path = checkpoint.write(sim.out_dir, np.zeros(0, dtype=sim.solver.conserved_array().dtype), header)
     halo.comm.barrier()
     return path
