@@ -1,53 +1,70 @@
 """The block forest: which blocks are leaves, in Morton order, with the neighbour queries and
 the regrid that the device's block pool is planned from. Immutable, so a regrid yields a new
-forest and the old one stays valid for reading the old blocks' data."""
+forest and the old one stays valid for reading the old blocks' data. The leaves live in numpy
+arrays (tiling.py), where regrids and bulk queries run; the Block tuples and the dict behind the
+one-block queries are made only when asked for (leaf_blocks.py)."""
 from __future__ import annotations
 
-import itertools
-import math
 from typing import AbstractSet, Iterable, Sequence
 
+import numpy as np
+
+from .around import blocks_balanced
 from .block import Block, Domain, neighbour_offsets
-from .morton import morton_sorted
-from .neighbourhood import Neighbour, balanced_around, covering_leaf, neighbour_of
-from .refinement import regridded_leaves
+from .leaf_blocks import LeafBlocks
+from .neighbourhood import Neighbour, covering_leaf, neighbour_of
+from .refinement import flag_indices, regridded
+from .tiling import KeySpace, Tiling
+from .validation import tiling_of
 
 
 class Forest:
     """Leaves of `roots` root-block trees (binary, quad or octrees), each block `block_cells`
     cells per axis, refined by 2 per level up to `max_level`."""
 
-    __slots__ = ("_domain", "_block_cells", "_max_level", "_leaves", "_leaf_set", "_known_balanced")
+    __slots__ = ("_domain", "_block_cells", "_max_level", "_tiling", "_known_balanced", "_blocks")
 
     def __init__(self, roots: Sequence[int], block_cells: int, max_level: int, periodic: Sequence[bool],
                  leaves: Iterable[Block], *, known_balanced: bool = False):
         """known_balanced: the leaves are 2:1 balanced (as uniform and refined make them), so a
-        regrid need balance only around the leaves it splits."""
-        domain = Domain(tuple(int(r) for r in roots), tuple(bool(p) for p in periodic))
-        if not 1 <= len(domain.roots) <= 3 or len(domain.periodic) != len(domain.roots):
-            raise ValueError(f"roots {domain.roots} and periodic {domain.periodic} must both have 1 to 3 axes")
-        if min(domain.roots) < 1:
-            raise ValueError(f"roots {domain.roots} must be at least 1 per axis")
-        if block_cells < 4 or block_cells % 2:
-            raise ValueError(f"block_cells must be even and at least 4, not {block_cells}")
-        if max_level < 0:
-            raise ValueError(f"max_level must be at least 0, not {max_level}")
-        blocks = [Block(int(block.level), tuple(int(c) for c in block.coords)) for block in leaves]
-        _check_tiling(domain, max_level, blocks)
+        regrid need balance only around the leaves it splits. The leaves are checked to tile
+        the domain (ValueError otherwise)."""
+        domain = _checked_domain(roots, periodic, block_cells, max_level)
+        space = KeySpace(domain.roots, domain.periodic, max_level)
+        self._set(domain, block_cells, max_level, tiling_of(space, list(leaves)), known_balanced)
+
+    def _set(self, domain: Domain, block_cells: int, max_level: int, tiling: Tiling, known_balanced: bool,
+             before: LeafBlocks | None = None) -> None:
+        for array in (tiling.levels, tiling.coords, tiling.keys):
+            array.flags.writeable = False
         self._domain = domain
         self._block_cells = int(block_cells)
         self._max_level = int(max_level)
-        self._leaves = tuple(morton_sorted(blocks, max_level))
-        self._leaf_set = frozenset(self._leaves)
+        self._tiling = tiling
         self._known_balanced = bool(known_balanced)
+        self._blocks = LeafBlocks(tiling, before)
+
+    @classmethod
+    def _of_tiling(cls, domain: Domain, block_cells: int, max_level: int, tiling: Tiling,
+                   before: LeafBlocks | None = None) -> Forest:
+        """A balanced forest of a tiling that is known to be valid (no check); `before`: the
+        Blocks of the forest it was regridded from."""
+        forest = cls.__new__(cls)
+        forest._set(domain, block_cells, max_level, tiling, True, before)
+        return forest
 
     @classmethod
     def uniform(cls, roots: Sequence[int], block_cells: int, max_level: int, periodic: Sequence[bool],
                 level: int = 0) -> Forest:
         """Every block of `level` a leaf."""
-        ranges = [range(int(r) << level) for r in roots]
-        blocks = (Block(level, coords) for coords in itertools.product(*ranges))
-        return cls(roots, block_cells, max_level, periodic, blocks, known_balanced=True)
+        domain = _checked_domain(roots, periodic, block_cells, max_level)
+        if not 0 <= level <= max_level:
+            raise ValueError(f"level {level} is not in [0, max_level {max_level}]")
+        space = KeySpace(domain.roots, domain.periodic, max_level)
+        grid = np.meshgrid(*[np.arange(r << level, dtype=np.int64) for r in domain.roots], indexing="ij")
+        coords = np.stack([axis.ravel() for axis in grid], axis=1)
+        levels = np.full(len(coords), level, np.int64)
+        return cls._of_tiling(domain, block_cells, max_level, Tiling.sorted_from(space, levels, coords))
 
     @property
     def dim(self) -> int:
@@ -72,17 +89,37 @@ class Forest:
     @property
     def leaves(self) -> tuple[Block, ...]:
         """The leaves in Morton order."""
-        return self._leaves
+        return self._blocks.leaves
+
+    @property
+    def levels(self) -> np.ndarray:
+        """The leaves' levels, int64 (n,), aligned with `leaves` (read-only): for whole-forest
+        work without the Block tuples."""
+        return self._tiling.levels
+
+    @property
+    def coords(self) -> np.ndarray:
+        """The leaves' block coordinates at their levels, int64 (n, dim), aligned with `leaves` (read-only)."""
+        return self._tiling.coords
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The Morton keys (uint64 (n,), ascending) of the leaves' first finest-level blocks,
+        aligned with `leaves` (read-only): the order of the leaves, and searchsorted over them
+        finds the leaf holding a point."""
+        return self._tiling.keys
+
+    @property
+    def tiling(self) -> Tiling:
+        """The leaves as arrays (see tiling.py)."""
+        return self._tiling
 
     def is_leaf(self, block: Block) -> bool:
-        return block in self._leaf_set
+        return block in self._blocks.key_of
 
     def leaf_count_per_level(self) -> tuple[int, ...]:
         """Leaves at levels 0..max_level."""
-        counts = [0] * (self._max_level + 1)
-        for leaf in self._leaves:
-            counts[leaf.level] += 1
-        return tuple(counts)
+        return tuple(np.bincount(self._tiling.levels, minlength=self._max_level + 1).tolist())
 
     def cells_per_level(self) -> tuple[int, ...]:
         """Cells of the leaves at levels 0..max_level."""
@@ -95,7 +132,9 @@ class Forest:
         if level < 0 or len(coords) != self.dim:
             raise ValueError(f"no block of level {level} has the {len(coords)} coordinates {tuple(coords)}")
         position = self._domain.wrap(level, coords)
-        return None if position is None else covering_leaf(self._leaf_set, level, position)
+        if position is None:
+            return None
+        return covering_leaf(self._blocks.key_of.keys(), level, position)
 
     def neighbour(self, block: Block, offset: Sequence[int]) -> Neighbour:
         """What lies across the face, edge or corner of leaf `block` at `offset` (see Neighbour)."""
@@ -104,7 +143,7 @@ class Forest:
             raise ValueError(f"offset {offset} must be in {{-1, 0, 1}}**{self.dim} and not all zero")
         if not self.is_leaf(block):
             raise ValueError(f"{block} is not a leaf")
-        return neighbour_of(self._leaf_set, self._domain, block, offset)
+        return neighbour_of(self._blocks.key_of.keys(), self._domain, block, offset)
 
     def refined(self, refine: AbstractSet[Block] = frozenset(), derefine: AbstractSet[Block] = frozenset()) -> Forest:
         """The forest after one regrid: flagged leaves below max_level split, then the splits that
@@ -112,16 +151,20 @@ class Forest:
         all flagged for derefine (none for refine) merged where the merge keeps the balance.
         From a balanced forest each leaf is split or merged at most once; an unbalanced one is
         balanced fully, which may split a leaf more than once."""
-        leaves = regridded_leaves(self._leaf_set, self._domain, self._max_level, set(refine), set(derefine),
-                                  self._known_balanced)
-        return Forest(self.roots, self._block_cells, self._max_level, self.periodic, leaves, known_balanced=True)
+        refine, derefine = _as_set(refine), _as_set(derefine)
+        key_of = self._blocks.key_of if refine or derefine else {}
+        split = flag_indices(self._tiling, key_of, refine, "refine")
+        merge = flag_indices(self._tiling, key_of, derefine, "derefine")
+        tiling = regridded(self._tiling, split, merge, self._known_balanced)
+        return Forest._of_tiling(self._domain, self._block_cells, self._max_level, tiling, self._blocks)
 
     def is_balanced(self) -> bool:
         """Whether touching leaves (even at a single point, across periodic wraps) differ by at most one level."""
-        return all(balanced_around(self._leaf_set, self._domain, leaf) for leaf in self._leaves)
+        return bool(np.all(blocks_balanced(self._tiling, self._tiling.levels, self._tiling.coords)))
 
     def _identity(self) -> tuple:
-        return self._domain, self._block_cells, self._max_level, self._leaves
+        return (self._domain, self._block_cells, self._max_level, self._tiling.levels.tobytes(),
+                self._tiling.coords.tobytes())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Forest) and self._identity() == other._identity()
@@ -134,23 +177,19 @@ class Forest:
                 f"periodic={self.periodic}, leaves per level {self.leaf_count_per_level()})")
 
 
-def _check_tiling(domain: Domain, max_level: int, blocks: list[Block]) -> None:
-    """Raise ValueError unless `blocks` tile the domain exactly. Tree blocks are either nested or
-    disjoint, so: all inside the domain, none inside another, and volumes adding up to the domain's."""
-    dim = len(domain.roots)
-    present = set(blocks)
-    if len(present) != len(blocks):
-        raise ValueError("the leaves name a block more than once")
-    volume = 0
-    for block in blocks:
-        if len(block.coords) != dim or not 0 <= block.level <= max_level:
-            raise ValueError(f"{block} is not a block of a {dim}D forest with max_level {max_level}")
-        if domain.wrap(block.level, block.coords) != block.coords:
-            raise ValueError(f"{block} lies outside the domain of {domain.roots} root blocks")
-        for up in range(1, block.level + 1):
-            ancestor = Block(block.level - up, tuple(c >> up for c in block.coords))
-            if ancestor in present:
-                raise ValueError(f"the leaves {ancestor} and {block} overlap")
-        volume += 1 << (dim * (max_level - block.level))
-    if volume != math.prod(domain.roots) << (dim * max_level):
-        raise ValueError("the leaves leave part of the domain uncovered")
+def _as_set(blocks: Iterable[Block]) -> AbstractSet[Block]:
+    return blocks if isinstance(blocks, AbstractSet) else set(blocks)
+
+
+def _checked_domain(roots: Sequence[int], periodic: Sequence[bool], block_cells: int, max_level: int) -> Domain:
+    """The domain of these arguments; ValueError where they make no forest."""
+    domain = Domain(tuple(int(r) for r in roots), tuple(bool(p) for p in periodic))
+    if not 1 <= len(domain.roots) <= 3 or len(domain.periodic) != len(domain.roots):
+        raise ValueError(f"roots {domain.roots} and periodic {domain.periodic} must both have 1 to 3 axes")
+    if min(domain.roots) < 1:
+        raise ValueError(f"roots {domain.roots} must be at least 1 per axis")
+    if block_cells < 4 or block_cells % 2:
+        raise ValueError(f"block_cells must be even and at least 4, not {block_cells}")
+    if max_level < 0:
+        raise ValueError(f"max_level must be at least 0, not {max_level}")
+    return domain

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from .block import Block
 
 
@@ -35,3 +37,36 @@ def morton_sort_key(block: Block, max_level: int) -> tuple[int, int]:
 def morton_sorted(blocks: Iterable[Block], max_level: int) -> list[Block]:
     """`blocks` in Morton order at `max_level`."""
     return sorted(blocks, key=lambda block: morton_sort_key(block, max_level))
+
+
+# Bit spreading for whole arrays: each step doubles the gaps between groups of bits, so the
+# bits of one coordinate land every `dim` bits. (shift, mask) per step, for 2 and 3 axes.
+_SPREAD = {
+    2: ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF), (4, 0x0F0F0F0F0F0F0F0F),
+        (2, 0x3333333333333333), (1, 0x5555555555555555)),
+    3: ((32, 0x001F00000000FFFF), (16, 0x001F0000FF0000FF), (8, 0x100F00F00F00F00F),
+        (4, 0x10C30C30C30C30C3), (2, 0x1249249249249249)),
+}
+KEY_BITS = 63  # how many bits of a uint64 a key may use (dim * bits per axis at most)
+
+
+def spread_bits(values: np.ndarray, dim: int) -> np.ndarray:
+    """Each value's bits moved to every dim-th bit (bit b to bit b * dim), as uint64: one axis's
+    share of a Morton key, to be shifted left by the axis and or-ed with the others'."""
+    spread = np.asarray(values).astype(np.uint64)
+    for shift, mask in _SPREAD.get(dim, ()):
+        spread = (spread | (spread << np.uint64(shift))) & np.uint64(mask)
+    return spread
+
+
+def morton_keys(coords: np.ndarray) -> np.ndarray:
+    """morton_key of each row of `coords` (an integer array (n, dim), entries non-negative and
+    dim * bit_length below KEY_BITS), as uint64: the forest's sort and search keys."""
+    coords = np.asarray(coords)
+    dim = coords.shape[1]
+    if not 1 <= dim <= 3:
+        raise ValueError(f"Morton keys are for 1 to 3 coordinates, not {dim}")
+    keys = np.zeros(coords.shape[0], np.uint64)
+    for axis in range(dim):
+        keys |= spread_bits(coords[:, axis], dim) << np.uint64(axis)
+    return keys

@@ -1,11 +1,11 @@
-"""Queries of a set of leaves around one block: which leaf covers a position, what lies across
-each face, edge and corner, and whether the 2:1 balance holds there. Plain functions on a set, so
-that the forest answers queries and the refinement edits a set with the same code."""
+"""Queries of a set of leaves around one block: which leaf covers a position and what lies across
+each face, edge and corner. Plain functions on a set of Blocks, for the forest's one-block
+queries (around.py answers the same questions for many blocks at once, on arrays)."""
 from __future__ import annotations
 
 from typing import AbstractSet, NamedTuple, Sequence
 
-from .block import Block, Domain, children, neighbour_offsets, shifted, touching_octants
+from .block import Block, Domain, children, shifted, touching_octants
 
 
 class Neighbour(NamedTuple):
@@ -53,24 +53,3 @@ def neighbour_of(leaves: AbstractSet[Block], domain: Domain, block: Block, offse
         else:
             found.append(None)
     return Neighbour("finer", tuple(found))
-
-
-def balanced_around(leaves: AbstractSet[Block], domain: Domain, block: Block) -> bool:
-    """Whether every leaf touching leaf `block` (at a face, edge or corner, across periodic wraps
-    too) is within one level of it. Every touching leaf covers, or lies in a child touching
-    `block` of, one of the same-level positions around it, so looking there is enough."""
-    for offset in neighbour_offsets(len(block.coords)):
-        if not any(offset):
-            continue
-        position = domain.wrap(block.level, shifted(block, offset))
-        if position is None:
-            continue
-        cover = covering_leaf(leaves, block.level, position)
-        if cover is not None:
-            if cover.level < block.level - 1:
-                return False
-            continue
-        near = children(Block(block.level, position))
-        if any(near[octant] not in leaves for octant in touching_octants(offset)):
-            return False
-    return True

@@ -1,70 +1,84 @@
-"""One regrid of a set of leaves: flagged splits, the splits that 2:1 balance then forces, and
-the merges that keep it. Merges are decided last, against the balanced result, so that a merged
+"""One regrid of a Tiling: flagged splits, the splits that 2:1 balance then forces, and the
+merges that keep it. Merges are decided last, against the balanced result, so that a merged
 parent is never split again by the balancing (a leaf changes at most once per regrid, which the
 device's slot plan relies on)."""
 from __future__ import annotations
 
-from typing import AbstractSet
+import itertools
+from typing import Collection
 
-from .block import Block, Domain, children, neighbour_offsets, parent, shifted
-from .neighbourhood import balanced_around, covering_leaf
+import numpy as np
 
-
-def regridded_leaves(leaves: AbstractSet[Block], domain: Domain, max_level: int,
-                     refine: AbstractSet[Block], derefine: AbstractSet[Block], balanced: bool = False) -> set[Block]:
-    """The leaves after splitting `refine` (below max_level), balancing, then merging the families
-    wholly in `derefine` and not in `refine` where the merge keeps the balance. balanced: the
-    leaves are 2:1 balanced already, so only the new children can force splits (a leaf only
-    gets finer neighbours), and the balancing looks around them alone."""
-    for name, flags in (("refine", refine), ("derefine", derefine)):
-        strays = sorted(flag for flag in flags if flag not in leaves)
-        if strays:
-            raise ValueError(f"{name} flags must name leaves; these are not: {strays[:5]}")
-    current = set(leaves)
-    split = []
-    for block in refine:
-        if block.level < max_level:
-            current.remove(block)
-            split.extend(children(block))
-    current.update(split)
-    balance(current, domain, split if balanced else None)
-    _merge_families(current, domain, derefine - refine)
-    return current
+from .around import blocks_balanced
+from .balance import balanced
+from .leaf_blocks import NOT_A_LEAF
+from .tiling import Tiling
 
 
-def balance(current: set[Block], domain: Domain, pending=None) -> None:
-    """Split leaves of `current` in place until no two touching leaves differ by more than one
-    level. Each leaf, once all its splits are done, looks for a too coarse leaf around it; a leaf
-    only gets finer neighbours later, so what it checked stays true. This gives the coarsest
-    balanced refinement: every split is one that some finer leaf forces. pending: the only
-    leaves that may be out of balance (default: all of them)."""
-    pending = list(current if pending is None else pending)
-    while pending:
-        leaf = pending.pop()
-        if leaf not in current:
-            continue
-        for offset in neighbour_offsets(len(leaf.coords)):
-            position = domain.wrap(leaf.level, shifted(leaf, offset)) if any(offset) else None
-            while position is not None:
-                cover = covering_leaf(current, leaf.level, position)
-                if cover is None or cover.level >= leaf.level - 1:
-                    break
-                current.remove(cover)
-                current.update(children(cover))
-                pending.extend(children(cover))
+def flag_indices(tiling: Tiling, key_of: dict, flags: Collection, name: str) -> np.ndarray:
+    """The leaf indices of the blocks in `flags` (key_of: {leaf: key}); ValueError naming (up
+    to five of, sorted) the flags that are not leaves."""
+    keys = np.fromiter(map(key_of.get, flags, itertools.repeat(NOT_A_LEAF)), np.uint64, len(flags))
+    strays = keys == NOT_A_LEAF
+    if strays.any():
+        blocks = sorted(block for block in flags if block not in key_of)
+        raise ValueError(f"{name} flags must name leaves; these are not: {blocks[:5]}")
+    return tiling.first_at_or_after(keys)
 
 
-def _merge_families(current: set[Block], domain: Domain, derefine: AbstractSet[Block]) -> None:
-    """Merge, in place, each family whose children are all still leaves and all flagged, where the
-    merged parent is balanced. Finest families first: merging them only lowers the levels a
-    coarser merge must stay within one of, so this order refuses no merge that another allows."""
-    parents = {parent(block) for block in derefine if block.level > 0}
-    for candidate in sorted(parents, key=lambda block: (-block.level, block.coords)):
-        family = children(candidate)
-        if not all(child in derefine and child in current for child in family):
-            continue
-        current.difference_update(family)
-        current.add(candidate)
-        if not balanced_around(current, domain, candidate):
-            current.remove(candidate)
-            current.update(family)
+def regridded(tiling: Tiling, refine: np.ndarray, derefine: np.ndarray, known_balanced: bool) -> Tiling:
+    """The leaves after splitting the leaves at indices `refine` (those below max_level),
+    balancing, then merging the families wholly in `derefine` and not in `refine` where the
+    merge keeps the balance. known_balanced: the leaves are 2:1 balanced already, so only the
+    split leaves can force splits (a leaf only gets finer neighbours) and balancing looks
+    around them alone; otherwise around every leaf."""
+    split = np.zeros(len(tiling), bool)
+    split[refine] = True
+    split &= tiling.levels < tiling.space.max_level
+    split_levels, split_coords = tiling.levels[split], tiling.coords[split]
+    current = tiling.split(split)
+    if known_balanced:
+        current = balanced(current, split_levels, split_coords, split_levels)
+    else:
+        current = balanced(current, current.levels, current.coords, current.levels - 1)
+    flagged = np.zeros(len(tiling), bool)
+    flagged[derefine] = True
+    flagged[refine] = False
+    parent_levels, parent_coords, parent_keys = flagged_families(tiling, flagged)
+    return merged(current, parent_levels, parent_coords, parent_keys)
+
+
+def flagged_families(tiling: Tiling, flagged: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The parents (levels, coords, keys) of the families all of whose children are leaves of
+    `tiling` flagged in `flagged`. A family of leaves is a run of 2**dim leaves in key order
+    from its octant-0 child (whose key is the parent's) to its last child at the same level."""
+    space, fan = tiling.space, tiling.space.fan
+    first = np.flatnonzero((tiling.levels > 0) & np.all((tiling.coords & 1) == 0, axis=1))
+    first = first[first + fan <= len(tiling)]
+    last = first + fan - 1
+    level = tiling.levels[first]
+    whole = (tiling.levels[last] == level) & (
+        tiling.keys[last] == tiling.keys[first] + np.uint64(fan - 1) * space.spans(level))
+    marked = np.concatenate([[0], np.cumsum(flagged)])
+    whole &= marked[last + 1] - marked[first] == fan
+    first = first[whole]
+    return tiling.levels[first] - 1, tiling.coords[first] >> 1, tiling.keys[first]
+
+
+def merged(tiling: Tiling, parent_levels: np.ndarray, parent_coords: np.ndarray, parent_keys: np.ndarray) -> Tiling:
+    """`tiling` with the families of these parents (levels, coords, keys) merged where all their
+    children are still leaves and the merged parent is balanced. Finest families first: merging
+    them only lowers the levels a coarser merge must stay within one of, so this order refuses
+    no merge that another allows. Families of one level are decided together: a merge only
+    changes leaves one level finer than its parent into its level, which the balance of any
+    other parent of that level allows either way."""
+    space = tiling.space
+    for level in np.unique(parent_levels)[::-1].tolist():
+        at_level = parent_levels == level
+        keys, candidates = parent_keys[at_level], parent_coords[at_level]
+        first = tiling.first_at_or_after(keys)
+        all_leaves = tiling.first_at_or_after(keys + space.spans(level)) - first == space.fan
+        candidates, first = candidates[all_leaves], first[all_leaves]
+        ok = blocks_balanced(tiling, np.full(len(first), level, np.int64), candidates)
+        tiling = tiling.merge(first[ok])
+    return tiling

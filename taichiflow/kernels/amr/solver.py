@@ -197,7 +197,7 @@ class PackSolver:
         if plan.restricted:
             moves = np.array([list(children) + [parent] for children, parent in plan.restricted], dtype=np.int32)
             self.restrict(moves, len(moves))
-        self.tables = updated_tables(self.tables, self.forest, new, plan.slots)
+        self.tables = updated_tables(self.tables, self.forest, new, plan.slots, in_place=True)  # (the old ones are dropped)
         self.forest, self.slots = new, plan.slots
         self.pool.upload(self.tables)
         self.primitives(self.pool.n_active)  # (W of the new blocks: a step or regrid may follow)
