@@ -53,8 +53,8 @@ BLAST = (BLOB.replace("vel = [4.0, 2.0, 0.0]", "vel = [0.0, 0.0, 0.0]").replace(
          .replace("state = { rho = 4.0, p = 2.0 }", "state = { rho = 1.0, p = 20.0 }"))
 
 
-def run_case(tmp_path, overrides=(), initial=True, text=BLOB):
-    return AdaptiveRun(precise(case_from_text(tmp_path, text, overrides)), initial=initial)
+def run_case(tmp_path, overrides=(), initial=True, text=BLOB, arch="cpu"):
+    return AdaptiveRun(precise(case_from_text(tmp_path, text, overrides), arch), initial=initial)
 
 
 def table(path, without=("regrid_s",)):
@@ -71,8 +71,8 @@ def same_state(a, b):
     return a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2] == b[2]
 
 
-def test_restart_is_bit_exact_across_regrids(tmp_path):
-    full = run_case(tmp_path)
+def test_restart_is_bit_exact_across_regrids(tmp_path, arch):
+    full = run_case(tmp_path, arch=arch)
     full.run(tmp_path / "full")
     expected = state(full)
     first = sorted((tmp_path / "full").glob("checkpoint_*.npz"))[0]
@@ -80,7 +80,7 @@ def test_restart_is_bit_exact_across_regrids(tmp_path):
     assert 0 < header["step"] < full.step_count and not header["regrid_due"]
     assert [tuple(leaf) for leaf in header["leaves"]] != [(b.level, *b.coords) for b in expected[0]]
     shutil.copytree(tmp_path / "full", tmp_path / "again")
-    again = run_case(tmp_path, initial=False)
+    again = run_case(tmp_path, initial=False, arch=arch)
     stats = again.run(tmp_path / "again", restart=tmp_path / "again" / first.name)
     assert stats["steps_run"] == full.step_count - header["step"]
     assert same_state(expected, state(again))
@@ -88,14 +88,14 @@ def test_restart_is_bit_exact_across_regrids(tmp_path):
     assert read_pvd(tmp_path / "again" / "series.pvd") == read_pvd(tmp_path / "full" / "series.pvd")
 
 
-def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path):
+def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arch):
     """A pool that holds the initial forest but not a later regrid's: the run stops with a
     message naming the key and a checkpoint of the state before that regrid; continued with a
     larger pool it ends where a run with that pool from the start ends, bit for bit."""
-    ample = run_case(tmp_path, ["amr.capacity=512"], text=BLAST)
+    ample = run_case(tmp_path, ["amr.capacity=512"], text=BLAST, arch=arch)
     ample.run(tmp_path / "ample")
     expected = state(ample)
-    small = run_case(tmp_path, ["amr.capacity=60"], text=BLAST)
+    small = run_case(tmp_path, ["amr.capacity=60"], text=BLAST, arch=arch)
     with pytest.raises(SimulationError, match=r"the regrid after step (\d+) .*the forest needs \d+ block slots and "
                                               r"the pool has 60: raise \[amr\] capacity\. The state before it is in "
                                               r".*checkpoint_\d+\.npz: continue with .*--set amr\.capacity=\d+"):
@@ -103,7 +103,7 @@ def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path):
     assert small.step_count > 0
     loaded = checkpoint.load_newest(tmp_path / "small")
     assert loaded.header["regrid_due"] and loaded.header["step"] == small.step_count
-    resumed = run_case(tmp_path, ["amr.capacity=512"], initial=False, text=BLAST)
+    resumed = run_case(tmp_path, ["amr.capacity=512"], initial=False, text=BLAST, arch=arch)
     resumed.run(tmp_path / "small", restart=loaded)
     assert same_state(expected, state(resumed))
     assert table(tmp_path / "small" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")

@@ -64,7 +64,7 @@ class AdaptiveRun:
         started = wallclock.perf_counter()
         try:
             if self.solver.adapt(Criteria.of(self.case["amr"])):
-                self.rate, _ = self.solver.check_state()
+                self.rate, _ = self.solver.checked
         finally:
             self.regrid_seconds += wallclock.perf_counter() - started
 

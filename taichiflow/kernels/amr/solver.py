@@ -177,11 +177,13 @@ class PackSolver:
         second, gradient = self._second.to_numpy(), self._gradient.to_numpy()
         return {b: (float(second[s]), float(gradient[s])) for b, s in self.slots.items()}
 
-    def regrid(self, refine: set, derefine: set) -> bool:
+    def regrid(self, refine: set, derefine: set, ghosts_current: bool = False) -> bool:
         """Split the leaves in `refine`, merge the families all of whose leaves are in `derefine`
-        (2:1 balance kept by the forest); the new blocks filled on the device and W current.
-        False if nothing changed. A pool too small is a SimulationError naming the key, the
-        state untouched. The caller's CFL rate is then stale (check_state gives the new one)."""
+        (2:1 balance kept by the forest); the new blocks filled on the device, then checked:
+        W current and `checked` check_state's (rate, bad cell) of the new forest. False if
+        nothing changed. A pool too small is a SimulationError naming the key, the state
+        untouched. ghosts_current: W and its ghost layers are those of the current U (as the
+        indicators leave them), so they need no refresh."""
         new = self.forest.refined(set(refine), set(derefine))
         if new.leaves == self.forest.leaves:
             return False
@@ -189,8 +191,9 @@ class PackSolver:
             plan = plan_regrid(self.forest, self.slots, new, self.pool.capacity)
         except PoolFull as err:
             raise pool_full(err) from None
-        self.primitives(self.pool.n_active)  # (prolongation reads the parents' outer neighbours)
-        self.fill_ghosts()
+        if not ghosts_current:  # (prolongation reads the parents' outer neighbours)
+            self.primitives(self.pool.n_active)
+            self.fill_ghosts()
         if plan.prolonged:
             moves = np.array(plan.prolonged, dtype=np.int32)
             self.prolong(moves, len(moves))
@@ -200,7 +203,7 @@ class PackSolver:
         self.tables = updated_tables(self.tables, self.forest, new, plan.slots, in_place=True)  # (the old ones are dropped)
         self.forest, self.slots = new, plan.slots
         self.pool.upload(self.tables)
-        self.primitives(self.pool.n_active)  # (W of the new blocks: a step or regrid may follow)
+        self.checked = self.check_state()  # (W of the new blocks, and the rate a step needs next)
         return True
 
     def adapt(self, criteria) -> bool:
@@ -225,7 +228,7 @@ class PackSolver:
             derefine = {b for b in derefine if regions.level(parent(b)) < b.level}
         if not refine and not self._whole_families(derefine):
             return False  # (nothing can change: the forest's balancing pass is skipped)
-        return self.regrid(refine, derefine)
+        return self.regrid(refine, derefine, ghosts_current=True)
 
     def _whole_families(self, flagged: set) -> bool:
         """Whether all 2^d children of some parent are flagged (only then can blocks merge)."""
