@@ -29,6 +29,7 @@ parser.add_argument("--finest", type=int, default=256)
 parser.add_argument("--root", type=int, default=32)
 parser.add_argument("--block", type=int, default=8)
 parser.add_argument("--end", type=float, default=0.05)
+parser.add_argument("--capacity", type=int, default=0, help="[amr] capacity (0: the case's default)")
 args = parser.parse_args()
 levels = int(round(math.log2(args.finest / args.root)))
 centres = [-0.5 + (np.arange(args.finest) + 0.5) / args.finest] * 3
@@ -51,7 +52,8 @@ uniform_steps = sim.step_count
 del sim
 
 adaptive = pinned(load_case(CASES / "sedov3d_amr.toml", [f"grid.cells={[args.root] * 3}", f"amr.block_cells={args.block}",
-                                                          f"amr.max_level={levels}", f"time.end={args.end}"]))
+                                                          f"amr.max_level={levels}", f"time.end={args.end}",
+                                                          f"amr.capacity={args.capacity}"]))
 run = AdaptiveRun(adaptive)
 largest, mean = run.leaf_cells(), 0.0
 started = time.perf_counter()
