@@ -158,6 +158,12 @@ class Forest:
         tiling = regridded(self._tiling, split, merge, self._known_balanced)
         return Forest._of_tiling(self._domain, self._block_cells, self._max_level, tiling, self._blocks)
 
+    def refined_where(self, refine: np.ndarray, derefine: np.ndarray) -> Forest:
+        """refined() with the flags as boolean masks aligned with `leaves` (no Block objects: a
+        regrid of tens of thousands of leaves stays cheap)."""
+        tiling = regridded(self._tiling, np.flatnonzero(refine), np.flatnonzero(derefine), self._known_balanced)
+        return Forest._of_tiling(self._domain, self._block_cells, self._max_level, tiling, self._blocks)
+
     def is_balanced(self) -> bool:
         """Whether touching leaves (even at a single point, across periodic wraps) differ by at most one level."""
         return bool(np.all(blocks_balanced(self._tiling, self._tiling.levels, self._tiling.coords)))

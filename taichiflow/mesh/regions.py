@@ -4,8 +4,9 @@ box of cells touches the shape; only the grid's axes count (a 2D sphere is a dis
 cylinder along z a disc too)."""
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, Sequence
+
+import numpy as np
 
 from .block import Block
 
@@ -26,27 +27,32 @@ class Region(NamedTuple):
                                                       for key, value in table.items() if key not in ("shape", "level")})
 
     def touches(self, lower: Sequence[float], upper: Sequence[float]) -> bool:
-        """Whether the shape meets the box [lower, upper] (one entry per grid axis). The
+        """Whether the shape meets the box [lower, upper] (one entry per grid axis)."""
+        return bool(self.touches_boxes(np.asarray([lower], float), np.asarray([upper], float))[0])
+
+    def touches_boxes(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """Whether the shape meets each box [lower[k], upper[k]] (arrays (n, dim)). The
         cylinder's test is a slight overestimate: the box's centre within the radius plus the
         box's half diagonal of the axis (refining a block too many costs cells, never accuracy)."""
-        dim = len(lower)
+        dim = lower.shape[1]
         if self.shape == "box":
-            return all(lower[d] <= self.upper[d] and upper[d] >= self.lower[d] for d in range(dim))
+            return np.all((lower <= np.asarray(self.upper[:dim])) & (upper >= np.asarray(self.lower[:dim])), axis=1)
+        centre = np.asarray(self.center[:dim])
         if self.shape == "sphere":
-            nearest = [min(max(self.center[d], lower[d]), upper[d]) for d in range(dim)]
-            return math.dist(nearest, self.center[:dim]) <= self.radius
-        centre = [0.5 * (a + b) for a, b in zip(lower, upper)]
-        half_diagonal = 0.5 * math.dist(lower, upper)
-        return _distance_to_line(centre, self.center[:dim], self.axis[:dim]) <= self.radius + half_diagonal
+            nearest = np.clip(centre, lower, upper)
+            return np.linalg.norm(nearest - centre, axis=1) <= self.radius
+        middle, half_diagonal = 0.5 * (lower + upper), 0.5 * np.linalg.norm(upper - lower, axis=1)
+        return _distance_to_line(middle, centre, np.asarray(self.axis[:dim], float)) <= self.radius + half_diagonal
 
 
-def _distance_to_line(point, origin, direction) -> float:
-    """Distance from a point to the line through origin along direction (in the grid's axes;
-    a direction with no component in them, a 2D cylinder along z, leaves the distance to origin)."""
-    offset = [p - o for p, o in zip(point, origin)]
-    norm = math.sqrt(sum(c * c for c in direction))
-    along = sum(a * b for a, b in zip(offset, direction)) / norm if norm else 0.0
-    return math.sqrt(max(sum(c * c for c in offset) - along * along, 0.0))
+def _distance_to_line(points: np.ndarray, origin: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """Distance from each point to the line through origin along direction (in the grid's
+    axes; a direction with no component in them, a 2D cylinder along z, leaves the distance to
+    origin)."""
+    offset = points - origin
+    norm = np.linalg.norm(direction)
+    along = offset @ direction / norm if norm else np.zeros(len(points))
+    return np.sqrt(np.maximum(np.sum(offset * offset, axis=1) - along * along, 0.0))
 
 
 class RegionLevels:
@@ -54,22 +60,32 @@ class RegionLevels:
 
     def __init__(self, regions: Sequence[Region], extent, roots):
         self.regions = tuple(regions)
-        self.lower = [a for a, _ in extent]
-        self.root_width = [(b - a) / r for (a, b), r in zip(extent, roots)]
-        self._known: dict[Block, int] = {}
+        self.lower = np.array([a for a, _ in extent], float)
+        self.root_width = np.array([(b - a) / r for (a, b), r in zip(extent, roots)], float)
 
     def __bool__(self) -> bool:
         return bool(self.regions)
 
     def bounds(self, block: Block) -> tuple[list, list]:
         """The box a block covers."""
-        scale = 2.0 ** -block.level
-        lower = [a + c * w * scale for a, c, w in zip(self.lower, block.coords, self.root_width)]
-        return lower, [a + w * scale for a, w in zip(lower, self.root_width)]
+        lower, upper = self.boxes(np.array([block.level]), np.array([block.coords]))
+        return lower[0].tolist(), upper[0].tolist()
+
+    def boxes(self, levels: np.ndarray, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The boxes of blocks given as arrays of levels (n,) and coordinates (n, dim)."""
+        width = self.root_width[None, :] * np.ldexp(1.0, -np.asarray(levels))[:, None]
+        lower = self.lower[None, :] + np.asarray(coords) * width
+        return lower, lower + width
 
     def level(self, block: Block) -> int:
         """The largest level of the regions the block touches (0 where none does)."""
-        if block not in self._known:
-            lower, upper = self.bounds(block)
-            self._known[block] = max((r.level for r in self.regions if r.touches(lower, upper)), default=0)
-        return self._known[block]
+        return int(self.levels(np.array([block.level]), np.array([block.coords]))[0])
+
+    def levels(self, levels: np.ndarray, coords: np.ndarray) -> np.ndarray:
+        """level() of each block given as arrays (all zeros without regions)."""
+        out = np.zeros(len(levels), np.int64)
+        if self.regions and len(levels):
+            lower, upper = self.boxes(levels, coords)
+            for region in self.regions:
+                out = np.where(region.touches_boxes(lower, upper), np.maximum(out, region.level), out)
+        return out

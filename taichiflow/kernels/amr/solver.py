@@ -13,7 +13,6 @@ model's globals). One global time step (the finest cells' CFL limit) serves ever
 """
 
 import math
-from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
@@ -21,7 +20,6 @@ import taichi as ti
 
 from ...errors import SimulationError
 from ...mesh import Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
-from ...mesh.block import parent
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
 from .fluxes import PoolFaces
@@ -172,19 +170,20 @@ class PackSolver:
     # --- adapting -------------------------------------------------------------------------------
     def indicators(self) -> dict:
         """{leaf: (Löhner's indicator, the relative gradient), its cells' largest} of the current W."""
-        self.fill_ghosts()
-        self._indicate(self.pool.n_active)
-        second, gradient = self._second.to_numpy(), self._gradient.to_numpy()
-        return {b: (float(second[s]), float(gradient[s])) for b, s in self.slots.items()}
+        second, gradient = self._indicator_arrays()
+        return {b: (float(e), float(g)) for b, e, g in zip(self.forest.leaves, second, gradient)}
 
     def regrid(self, refine: set, derefine: set, ghosts_current: bool = False) -> bool:
         """Split the leaves in `refine`, merge the families all of whose leaves are in `derefine`
-        (2:1 balance kept by the forest); the new blocks filled on the device, then checked:
-        W current and `checked` check_state's (rate, bad cell) of the new forest. False if
-        nothing changed. A pool too small is a SimulationError naming the key, the state
-        untouched. ghosts_current: W and its ghost layers are those of the current U (as the
-        indicators leave them), so they need no refresh."""
-        new = self.forest.refined(set(refine), set(derefine))
+        (2:1 balance kept by the forest); see moved_to."""
+        return self.moved_to(self.forest.refined(set(refine), set(derefine)), ghosts_current)
+
+    def moved_to(self, new, ghosts_current: bool = False) -> bool:
+        """The pool holding forest `new` (one regrid away from the current one): the new blocks
+        filled on the device, then checked: W current and `checked` check_state's (rate, bad
+        cell) of the new forest. False if nothing changed. A pool too small is PoolExhausted
+        naming the key, the state untouched. ghosts_current: W and its ghost layers are those
+        of the current U (as the indicators leave them), so they need no refresh."""
         if new.leaves == self.forest.leaves:
             return False
         try:
@@ -211,28 +210,37 @@ class PackSolver:
         exceeds criteria.refine_above or the relative gradient criteria.gradient_above (if set),
         merge where every child is below derefine_below and half gradient_above. Outside the
         regions the criteria refine up to criteria.up_to (finer blocks there merge); the
-        regions' blocks are kept at least at their level, and may go up to max_level."""
-        values = self.indicators()
-        regions, finest = self.region_levels, self.forest.max_level
+        regions' blocks are kept at least at their level, and may go up to max_level. Flags
+        are arrays over the leaves: no per-leaf Python work."""
+        second, gradient = self._indicator_arrays()
+        forest, regions = self.forest, self.region_levels
+        levels, coords = forest.levels, forest.coords
         limit = criteria.gradient_above or float("inf")
-
-        def finest_asked(block):
-            return finest if regions.level(block) else criteria.up_to
-
-        refine = {b for b, (e, g) in values.items() if (e > criteria.refine_above or g > limit)
-                  and b.level < finest_asked(b)}
-        derefine = {b for b, (e, g) in values.items() if b.level > 0
-                    and (e < criteria.derefine_below and g < 0.5 * limit or b.level > finest_asked(b))}
-        if regions:  # (a block below its regions' level splits; a family merges only to a level they allow)
-            refine |= {b for b in values if b.level < regions.level(b)}
-            derefine = {b for b in derefine if regions.level(parent(b)) < b.level}
-        if not refine and not self._whole_families(derefine):
+        asked = regions.levels(levels, coords)
+        finest_asked = np.where(asked > 0, forest.max_level, criteria.up_to)
+        refine = ((second > criteria.refine_above) | (gradient > limit)) & (levels < finest_asked) | (levels < asked)
+        calm = (second < criteria.derefine_below) & (gradient < 0.5 * limit)
+        derefine = (levels > 0) & (calm | (levels > finest_asked))
+        derefine &= regions.levels(levels - 1, coords >> 1) < levels  # (a family merges only to a level they allow)
+        if not refine.any() and not self._whole_families(derefine):
             return False  # (nothing can change: the forest's balancing pass is skipped)
-        return self.regrid(refine, derefine, ghosts_current=True)
+        return self.moved_to(forest.refined_where(refine, derefine), ghosts_current=True)
 
-    def _whole_families(self, flagged: set) -> bool:
+    def _indicator_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Both indicators of each leaf (forest order) of the current W."""
+        self.fill_ghosts()
+        self._indicate(self.pool.n_active)
+        slots = np.fromiter(self.slots.values(), np.int64, len(self.slots))  # (the dict is in leaf order)
+        return self._second.to_numpy()[slots], self._gradient.to_numpy()[slots]
+
+    def _whole_families(self, flagged: np.ndarray) -> bool:
         """Whether all 2^d children of some parent are flagged (only then can blocks merge)."""
-        return any(n == 2 ** self.dim for n in Counter(parent(block) for block in flagged).values())
+        forest = self.forest
+        if not flagged.any():
+            return False
+        parents = np.column_stack([forest.levels[flagged] - 1, forest.coords[flagged] >> 1])
+        _, counts = np.unique(parents, axis=0, return_counts=True)
+        return bool(np.any(counts == 2 ** self.dim))
 
     def leaf_cells(self) -> int:
         return len(self.forest.leaves) * self.N ** self.dim
