@@ -1,41 +1,51 @@
-"""A picture of an adaptive run's snapshot with the outlines of its blocks: the density on the
-plane z = `--z` (3D) or the whole run (2D), each leaf block outlined, coloured by level.
+"""A picture of an adaptive run's snapshot with the outlines of its leaf blocks, coloured by
+level: a field on the plane z = `--z` of a 3D snapshot, or a 2D snapshot (a run's, or a plane
+of tools/amr-run.py --planes), optionally zoomed on a window and in log scale.
 
-    python3 tools/amr-picture.py out/sedov3d_amr/snapshot_0002.vtu picture.png [--field rho] [--z 0]
+    python3 tools/amr-picture.py SNAPSHOT.vtu PICTURE.png [--field rho] [--z 0] [--log]
+                                 [--window X0 X1 Y0 Y1] [--size W H]
 """
 import argparse
 
 import numpy as np
 import pyvista as pv
 
+from taichiflow.viz.amr import block_outlines
+
 parser = argparse.ArgumentParser()
 parser.add_argument("snapshot")
 parser.add_argument("picture")
 parser.add_argument("--field", default="rho")
 parser.add_argument("--z", type=float, default=0.0)
+parser.add_argument("--log", action="store_true", help="the field's log10")
+parser.add_argument("--window", type=float, nargs=4, metavar=("X0", "X1", "Y0", "Y1"))
 parser.add_argument("--size", type=int, nargs=2, default=[1000, 900])
 args = parser.parse_args()
 
 leaves = pv.read(args.snapshot)
 dim = int(leaves.field_data["TAICHIFLOW_NDIM"][0])
 cut = leaves.slice(normal="z", origin=(0.0, 0.0, args.z)) if dim == 3 else leaves
+outlines = block_outlines(leaves, args.z if dim == 3 else None)
+if args.window:
+    x0, x1, y0, y1 = args.window
+    cut = cut.clip_box((x0, x1, y0, y1, -1e9, 1e9), invert=False)
+    outlines = outlines.clip_box((x0, x1, y0, y1, -1e9, 1e9), invert=False)
+title = f"log10 {args.field}" if args.log else args.field
+values = np.asarray(cut.cell_data[args.field], dtype=np.float64)
+cut.cell_data[title] = np.log10(values) if args.log else values
 plotter = pv.Plotter(off_screen=True, window_size=args.size)
-plotter.add_mesh(cut, scalars=args.field, cmap="viridis", show_scalar_bar=True,
-                 scalar_bar_args={"title": args.field})
-blocks = np.asarray(cut.cell_data["block"])
-levels = np.asarray(cut.cell_data["level"])
-centres = np.asarray(cut.cell_centers().points)
-colours = ["white", "orange", "red", "magenta", "cyan", "yellow", "lime"]
-for block in np.unique(blocks):
-    chosen = blocks == block
-    bounds = cut.extract_cells(np.flatnonzero(chosen)).bounds
-    x0, x1, y0, y1 = bounds[0], bounds[1], bounds[2], bounds[3]
-    z = centres[chosen, 2].max() + 1e-3
-    outline = pv.lines_from_points(np.array([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z], [x0, y0, z]]))
-    plotter.add_mesh(outline, color=colours[int(levels[chosen][0]) % len(colours)], line_width=1)
+plotter.add_mesh(cut, scalars=title, cmap="viridis", show_scalar_bar=True, scalar_bar_args={"title": title})
+top = float(np.asarray(cut.points)[:, 2].max()) + 1e-6
+outlines.points[:, 2] = top
+levels = int(np.asarray(leaves.cell_data["level"]).max())
+plotter.add_mesh(outlines, scalars="level", cmap="autumn_r", clim=(0, max(levels, 1)), line_width=1,
+                 show_scalar_bar=False)
 time = float(leaves.field_data["TIME"][0]) if "TIME" in leaves.field_data else 0.0
-counts = [int(n) for n in np.bincount(np.asarray(leaves.cell_data["level"]))]
-plotter.add_text(f"t = {time:.4g}, leaf cells per level {counts}", font_size=10)
+counts = [int(n) for n in np.bincount(np.asarray(leaves.cell_data["level"]) , minlength=levels + 1)]
+blocks = np.bincount(np.asarray(leaves.cell_data["level"])[np.unique(np.asarray(leaves.cell_data["block"]),
+                                                                      return_index=True)[1]], minlength=levels + 1)
+plotter.add_text(f"t = {time:.4g}; leaf blocks per level on this plane {[int(b) for b in blocks]} "
+                 f"(yellow: level 0 to red: {levels})", font_size=9)
 plotter.view_xy()
 plotter.screenshot(args.picture)
 print(f"wrote {args.picture}")
