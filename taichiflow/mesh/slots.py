@@ -3,7 +3,6 @@ moves data between slots. (The per-slot tables the kernels read are in tables.py
 re-exported here, where they used to live.)"""
 from __future__ import annotations
 
-from typing import NamedTuple
 
 import numpy as np
 
@@ -26,16 +25,23 @@ class PoolFull(Exception):
         self.capacity = capacity
 
 
-class RegridPlan(NamedTuple):
+class RegridPlan:
     """Slots of the new forest's leaves and the copies that fill them from the old slots.
     kept: (old slot, new slot), the same slot; prolonged: (parent's old slot, child's new slot,
     child's octant index); restricted: (the children's old slots by octant, parent's new slot).
-    Each list is in the new forest's Morton order."""
+    Each list is in the new forest's Morton order. `kept` (every unchanged leaf: most of them)
+    is made only when asked: a regrid needs only the other two."""
 
-    slots: dict[Block, int]
-    kept: list[tuple[int, int]]
-    prolonged: list[tuple[int, int, int]]
-    restricted: list[tuple[tuple[int, ...], int]]
+    def __init__(self, slots: dict, kept_slots: np.ndarray, prolonged: list, restricted: list):
+        self.slots: dict[Block, int] = slots
+        self._kept_slots = kept_slots
+        self.prolonged: list[tuple[int, int, int]] = prolonged
+        self.restricted: list[tuple[tuple[int, ...], int]] = restricted
+
+    @property
+    def kept(self) -> list[tuple[int, int]]:
+        slots = self._kept_slots.tolist()
+        return list(zip(slots, slots))
 
 
 def assign_slots(forest: Forest, capacity: int) -> dict[Block, int]:
@@ -78,13 +84,12 @@ def plan_regrid(old: Forest, old_slots: dict[Block, int], new: Forest, capacity:
 
 
 def _copies(after: Tiling, old_slot: np.ndarray, slot: np.ndarray, kept: np.ndarray, split: np.ndarray,
-            parents: np.ndarray, merged: np.ndarray, first_children: np.ndarray) -> tuple[list, list, list]:
-    """The plan's kept, prolonged and restricted lists (Morton order of the new leaves): new
-    leaves `split` from the old leaves `parents`, and `merged` from the old families starting
-    at `first_children` (their children are a run of old leaves in octant order)."""
-    kept_slots = slot[kept].tolist()
+            parents: np.ndarray, merged: np.ndarray, first_children: np.ndarray) -> tuple:
+    """The plan's kept slots (an array), prolonged and restricted lists (Morton order of the
+    new leaves): new leaves `split` from the old leaves `parents`, and `merged` from the old
+    families starting at `first_children` (their children are a run of old leaves in octant order)."""
     octants = np.sum((after.coords[split] & 1) << np.arange(after.space.dim)[None, :], axis=1)
     children = first_children[:, None] + np.arange(after.space.fan)[None, :]
-    return (list(zip(kept_slots, kept_slots)),
+    return (slot[kept],
             list(zip(old_slot[parents].tolist(), slot[split].tolist(), octants.tolist())),
             list(zip(map(tuple, old_slot[children].tolist()), slot[merged].tolist())))
