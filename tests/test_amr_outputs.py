@@ -126,16 +126,21 @@ def test_what_adaptive_runs_cannot_do_is_refused(tmp_path, capsys, extra, refuse
     assert not list((tmp_path / "out").glob("snapshot_*"))
 
 
-def test_a_failed_step_keeps_the_last_good_state(tmp_path):
-    """Euler with a source that drains the energy from t = 0.02 on: the first step after it
-    leaves p < 0; the error names the block and cell, and the state is the one before that step."""
+def draining_model(folder):
+    """Euler with a source that drains the energy from t = 0.02 on, as draining.py in `folder`."""
     euler = (ROOT / "models" / "euler.py").read_text()
-    (tmp_path / "draining.py").write_text(euler + """
+    (folder / "draining.py").write_text(euler + """
 
 @model.source
 def source(U, W, x, t):
     return model.U(rho=0.0, mom=ti.Vector([0.0, 0.0, 0.0]), E=-1.0e4 * ti.cast(t > 0.02, ti.f64))
 """)
+
+
+def test_a_failed_step_keeps_the_last_good_state(tmp_path):
+    """Euler with a source that drains the energy from t = 0.02 on: the first step after it
+    leaves p < 0; the error names the block and cell, and the state is the one before that step."""
+    draining_model(tmp_path)
     text = SOD_2D.replace('name = "euler"', 'name = "draining.py"')
     run = AdaptiveRun(precise(case_from_text(tmp_path, text)))
     with pytest.raises(SimulationError, match=r"left an inadmissible state in the block at level \d, \(\d+, \d+\), "
@@ -144,3 +149,17 @@ def source(U, W, x, t):
     assert 0.02 - 0.01 < run.t <= 0.02 + 1e-12
     rate, bad = run.solver.check_state()
     assert bad is None and rate > 0
+
+
+def test_a_failure_without_the_last_good_state_writes_no_snapshot_of_it(tmp_path):
+    """[run] keep_last_good = false: the failed step cannot be undone, so the run says so and
+    writes no snapshot of the bad state as if it were good."""
+    draining_model(tmp_path)
+    case = tmp_path / "sod_amr.toml"
+    case.write_text(SOD_2D.replace('name = "euler"', 'name = "draining.py"'))
+    out = tmp_path / "out"
+    assert main(["run", str(case), "--out", str(out), "--quiet", "--set", "run.keep_last_good=false"]) == 2
+    log = (out / "run.log").read_text()
+    assert "keep_last_good = false: the state before it is lost" in log
+    assert "the last snapshot and checkpoint are the newest good output" in log
+    assert [name for _, name in read_pvd(out / "series.pvd")] == ["snapshot_0000.vtu"]

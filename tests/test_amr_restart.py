@@ -130,3 +130,24 @@ def test_max_wall_time_then_resume_from_the_command_line(tmp_path, capsys):
     assert "restarting from" in (out / "run.log").read_text()
     with pytest.raises(RunInterrupted):  # (the API: the same stop, the same exception)
         run_case(tmp_path).run(tmp_path / "api", max_wall_time=1e-6)
+
+
+def test_restart_at_the_step_cap_and_with_another_output_interval(tmp_path):
+    """A run stopped by time.max_steps between output times ends with a snapshot of its last
+    state, which a restart from its last checkpoint writes again; a restart with another
+    [output] interval (allowed on request) writes the new times after the last snapshot."""
+    capped = ["time.max_steps=7", "output.checkpoint_interval=0.0001"]  # (a checkpoint every step)
+    first = run_case(tmp_path, capped)
+    first.run(tmp_path / "capped")
+    series = read_pvd(tmp_path / "capped" / "series.pvd")
+    assert first.step_count == 7 and series[-1][0] == first.t and len(series) == 2
+    last = checkpoint.load_newest(tmp_path / "capped")
+    assert last.header["step"] == 7
+    run_case(tmp_path, capped, initial=False).run(tmp_path / "capped", restart=last)
+    assert read_pvd(tmp_path / "capped" / "series.pvd") == series
+    full = run_case(tmp_path)
+    full.run(tmp_path / "full")
+    first = sorted((tmp_path / "full").glob("checkpoint_*.npz"))[0]  # (t > 0.01: two snapshots before it)
+    again = run_case(tmp_path, ["output.interval=0.02"], initial=False)
+    again.run(tmp_path / "full", restart=first, allow_change=("output.interval",))
+    assert [t for t, _ in read_pvd(tmp_path / "full" / "series.pvd")] == pytest.approx([0.0, 0.01, 0.02, 0.03])

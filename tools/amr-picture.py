@@ -41,10 +41,9 @@ levels = int(np.asarray(leaves.cell_data["level"]).max())
 plotter.add_mesh(outlines, scalars="level", cmap="autumn_r", clim=(0, max(levels, 1)), line_width=1,
                  show_scalar_bar=False)
 time = float(leaves.field_data["TIME"][0]) if "TIME" in leaves.field_data else 0.0
-counts = [int(n) for n in np.bincount(np.asarray(leaves.cell_data["level"]) , minlength=levels + 1)]
-blocks = np.bincount(np.asarray(leaves.cell_data["level"])[np.unique(np.asarray(leaves.cell_data["block"]),
-                                                                      return_index=True)[1]], minlength=levels + 1)
-plotter.add_text(f"t = {time:.4g}; leaf blocks per level on this plane {[int(b) for b in blocks]} "
+shown = np.unique(np.asarray(cut.cell_data["block"]), return_index=True)[1]  # (the blocks in the picture)
+blocks = np.bincount(np.asarray(cut.cell_data["level"])[shown], minlength=levels + 1)
+plotter.add_text(f"t = {time:.4g}; leaf blocks per level in this picture {[int(b) for b in blocks]} "
                  f"(yellow: level 0 to red: {levels})", font_size=9)
 plotter.view_xy()
 plotter.screenshot(args.picture)

@@ -36,6 +36,9 @@ args = parser.parse_args()
 case = load_case(args.case, args.set)
 case["run"].update(arch=args.arch, precision=args.precision)
 started = time.perf_counter()
+if args.planes and (len(case["grid"]["cells"]) != 3
+                    or not case["grid"]["lower"][2] <= args.plane_z < case["grid"]["upper"][2]):
+    parser.error(f"--planes needs a 3D case and --plane-z within its z range (got z = {args.plane_z})")
 run = AdaptiveRun(case)
 planes = []
 if args.planes:

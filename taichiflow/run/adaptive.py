@@ -27,6 +27,8 @@ class AdaptiveRun:
         self.solver, self.model, self.plan = built.solver, built.model, built.plan
         self.precision = built.precision
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
+        self.cells_stepped = 0     # leaf cells times the steps they took (the rate's numerator)
+        self.state_good = True     # False once a failure left a state that is not the last good one
         grid = case["grid"]
         self.cells, self.lower, self.upper = tuple(grid["cells"]), tuple(grid["lower"]), tuple(grid["upper"])
         self.regrid_seconds = 0.0
@@ -36,19 +38,23 @@ class AdaptiveRun:
 
     def advance(self, until: float, max_steps: int = 0, after_step=None) -> None:
         """Steps of the global time step (the CFL limit of the finest cells) up to `until`;
-        after_step(dt) after each (and after its regrid, if one was due). A step that leaves an inadmissible cell is undone (where
-        the last good state is kept) and raises SimulationError naming the block and cell."""
+        after_step(dt) after each (and after its regrid, if one was due). A step that leaves an
+        inadmissible cell is undone (where the last good state is kept: `state_good` says) and
+        raises SimulationError naming the block and cell; so does a regrid whose new blocks are
+        inadmissible (not undone)."""
         amr, cfl = self.case["amr"], self.case["scheme"]["cfl"]
         taken = 0
         while self.t < until * (1 - 1e-14) and not (max_steps and taken >= max_steps):
             dt = min(cfl / self.rate, until - self.t)
+            self.cells_stepped += self.leaf_cells()
             rate, bad = self.solver.step(dt, self.t)
             if bad is not None:
-                kept = self.solver.restore_last_good()
+                self.state_good = self.solver.restore_last_good()
                 block, cell = bad
                 raise SimulationError(f"step {self.step_count + 1} (t = {self.t:.6g}, dt = {dt:.3g}) left an "
                                       f"inadmissible state in the block at level {block.level}, {block.coords}, "
-                                      f"cell {cell}" + ("; the state before it is kept" if kept else ""))
+                                      f"cell {cell}" + ("; the state before it is kept" if self.state_good else
+                                                        " ([run] keep_last_good = false: the state before it is lost)"))
             self.t += dt
             self.step_count += 1
             taken += 1
@@ -64,7 +70,13 @@ class AdaptiveRun:
         started = wallclock.perf_counter()
         try:
             if self.solver.adapt(Criteria.of(self.case["amr"])):
-                self.rate, _ = self.solver.checked
+                self.rate, bad = self.solver.checked
+                if bad is not None:
+                    self.state_good = False
+                    block, cell = bad
+                    raise SimulationError(f"the regrid after step {self.step_count} (t = {self.t:.6g}) left an "
+                                          f"inadmissible state in the new block at level {block.level}, "
+                                          f"{block.coords}, cell {cell} (its prolongation from the parent)")
         finally:
             self.regrid_seconds += wallclock.perf_counter() - started
 
@@ -110,7 +122,7 @@ class AdaptiveRun:
         outputs = AdaptiveOutputs(self, folder, loaded.header if loaded else None)
         started = wallclock.perf_counter()
         stop = StopFlag(max_wall_time, started)
-        stats = {"updates": 0, "first_step": self.step_count}
+        stats = {"cells_stepped": self.cells_stepped, "first_step": self.step_count}
         try:
             with stop:
                 self._loop(outputs, loaded, stop, stats, quiet)
@@ -128,13 +140,18 @@ class AdaptiveRun:
                                   f"before it is in {saved}: continue with `taichiflow run {outputs.folder / 'case.toml'} "
                                   f"--resume {outputs.folder} --set amr.capacity={2 * full.needed}`") from None
         except SimulationError:
-            log(f"the last good state: {outputs.snapshot().name}")
+            if self.state_good:
+                log(f"the last good state: {outputs.snapshot().name}")
+            else:
+                log("the state before the failure was not kept: the last snapshot and checkpoint are the newest "
+                    "good output")
             raise
         finally:
             outputs.close()
         wall = wallclock.perf_counter() - started
+        updates = self.cells_stepped - stats["cells_stepped"]
         return {"steps": self.step_count, "steps_run": self.step_count - stats["first_step"], "time": self.t,
-                "wall_s": wall, "leaf_cell_updates_per_s": stats["updates"] / wall, "regrid_s": self.regrid_seconds,
+                "wall_s": wall, "leaf_cell_updates_per_s": updates / wall, "regrid_s": self.regrid_seconds,
                 "snapshots": outputs.count}
 
     def _loop(self, outputs, loaded, stop, stats: dict, quiet: bool) -> None:
@@ -144,7 +161,6 @@ class AdaptiveRun:
         last_checkpoint = [wallclock.perf_counter(), self.t]
 
         def after_step(dt):
-            stats["updates"] += self.leaf_cells()
             if self.step_count % every == 0:
                 outputs.row(dt)
             if not quiet and self.step_count % 50 == 0:
@@ -168,8 +184,12 @@ class AdaptiveRun:
             self.regrid()
             if self.step_count % every == 0:
                 outputs.row(self.last_dt)
-        for t_out in output_times(end, output["interval"])[max(outputs.count - 1, 0):]:
+        for t_out in [t for t in output_times(end, output["interval"]) if t > outputs.last_time]:
             if cap and self.step_count >= cap:
                 break
             self.advance(t_out, cap - self.step_count if cap else 0, after_step)
             outputs.snapshot()
+        if outputs.last_time != self.t or outputs.count == 0:  # (stopped by max_steps between output times)
+            outputs.snapshot()
+        if self.step_count % every:
+            outputs.row(self.last_dt)

@@ -89,6 +89,11 @@ def write_plane(run, path: Path, z: float, fields=None) -> int:
     crosses) as a 2D adaptive snapshot (.vtu: `taichiflow view --blocks` draws it). Only
     those leaves leave the device, so a deep forest's plane stays small. Returns the leaves cut."""
     solver = run.solver
+    if solver.dim != 3:
+        raise ValueError(f"a plane of the leaves needs a 3D run, not {solver.dim}D")
+    (low, high) = solver.extent[2]
+    if not low <= z < high:
+        raise ValueError(f"the plane z = {z} misses the grid's z range [{low}, {high})")
     names = list(fields or run.model.primitive.names)
     crossed = {}
     for block in solver.forest.leaves:

@@ -79,7 +79,9 @@ def block_outlines(leaves: pv.UnstructuredGrid, z: float | None = None) -> pv.Po
     upper = np.maximum.reduceat(points.max(axis=1)[order], starts)
     level = np.asarray(leaves.cell_data["level"])[order][starts]
     if dim == 3:
-        crossing = (lower[:, 2] <= z) & (z < upper[:, 2]) if z is not None else np.ones(len(lower), bool)
+        if z is None:
+            raise ValueError("the block outlines of a 3D snapshot are drawn on a plane z: give one")
+        crossing = (lower[:, 2] <= z) & (z < upper[:, 2])
         lower, upper, level = lower[crossing], upper[crossing], level[crossing]
     height = 0.0 if dim < 3 else z
     x0, y0, x1, y1 = lower[:, 0], lower[:, 1], upper[:, 0], upper[:, 1]
