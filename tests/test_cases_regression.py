@@ -57,8 +57,8 @@ REDUCED = {
     "sr_blast_2d.toml": ["grid.cells=[32, 32]", "time.end=0.2"],
     "sedov3d_amr.toml": ["grid.cells=[16, 16, 16]", "amr.max_level=1", "time.end=0.01"],
     "shock_bubble_amr.toml": ["amr.max_level=1", "time.end=0.15"],
-    "cloud_blast_amr.toml": ["grid.cells=[16, 16, 16]", "amr.max_level=2", "amr.criteria_max_level=1",
-                             "amr.regions.0.level=2", "time.end=0.002"],
+    "cloud_blast_amr.toml": ["grid.cells=[16, 16, 16]", "amr.max_level=1", "amr.criteria_max_level=0",
+                             "amr.regions.0.level=1", "time.end=0.002"],
     "bubble_collapse_amr.toml": ["grid.cells=[32, 16, 16]", "amr.max_level=1", "amr.criteria_max_level=0",
                                  "time.end=0.02"],
 }
