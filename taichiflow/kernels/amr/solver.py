@@ -184,7 +184,7 @@ class PackSolver:
         cell) of the new forest. False if nothing changed. A pool too small is PoolExhausted
         naming the key, the state untouched. ghosts_current: W and its ghost layers are those
         of the current U (as the indicators leave them), so they need no refresh."""
-        if new.leaves == self.forest.leaves:
+        if new == self.forest:  # (compares the leaf arrays)
             return False
         try:
             plan = plan_regrid(self.forest, self.slots, new, self.pool.capacity)
@@ -243,4 +243,4 @@ class PackSolver:
         return bool(np.any(counts == 2 ** self.dim))
 
     def leaf_cells(self) -> int:
-        return len(self.forest.leaves) * self.N ** self.dim
+        return len(self.forest.levels) * self.N ** self.dim  # (the arrays: no Block objects made each step)
