@@ -180,10 +180,10 @@ class AdaptiveRun:
         if loaded is None:
             outputs.row(0.0)
             outputs.snapshot()
-        elif loaded.header["regrid_due"]:  # (the regrid a full pool stopped; its step's row may be due)
+        elif loaded.header["regrid_due"]:  # (the regrid a full pool stopped, then the rest of its step's work)
             self.regrid()
-            if self.step_count % every == 0:
-                outputs.row(self.last_dt)
+            last_checkpoint[1] = self.t - self.last_dt
+            after_step(self.last_dt)
         for t_out in [t for t in output_times(end, output["interval"]) if t > outputs.last_time]:
             if cap and self.step_count >= cap:
                 break
