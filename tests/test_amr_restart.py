@@ -109,12 +109,17 @@ def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arc
     assert table(tmp_path / "small" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")
 
 
-def test_uniform_checkpoint_is_refused(tmp_path):
+def test_uniform_checkpoint_is_refused(tmp_path, capsys):
     uniform = tmp_path / "uniform.toml"
     uniform.write_text(BLOB.replace("[amr]\nblock_cells = 8\nmax_level = 2\nregrid_every = 2\n", ""))
     assert main(["run", str(uniform), "--out", str(tmp_path / "u"), "--quiet", "--set", "time.end=0.015"]) == 0
     with pytest.raises(CheckpointError, match="a checkpoint of a uniform run: a case with \\[amr\\] continues only"):
         run_case(tmp_path, initial=False).run(tmp_path / "u", restart=checkpoint.load_newest(tmp_path / "u"))
+    adaptive = tmp_path / "blob_amr.toml"
+    adaptive.write_text(BLOB)
+    newest = checkpoint.load_newest(tmp_path / "u").path
+    assert main(["run", str(adaptive), "--restart", str(newest), "--quiet"]) != 0  # (refused before Taichi starts)
+    assert "a checkpoint of a uniform run" in capsys.readouterr().err
 
 
 def test_max_wall_time_then_resume_from_the_command_line(tmp_path, capsys):

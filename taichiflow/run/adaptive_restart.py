@@ -14,7 +14,8 @@ from .. import case as case_mod
 from .. import checkpoint
 from ..errors import CheckpointError
 from ..mesh import Block
-from .restart import check_restart
+from .restart import check_restart, check_time_left
+from .same_case import check_same_case
 
 
 def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
@@ -30,14 +31,23 @@ def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
     return checkpoint.write(outputs.folder, solver.conserved_blocks(), header)
 
 
-def restart_adaptive(run, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
-    """Check a checkpoint against the run (its model, grid, precision and case, a time still
-    ahead: run/restart.py) and load its forest, state and clock. Returns the log lines of the
-    keys changed since the checkpoint."""
+def check_before_build(loaded: checkpoint.Loaded, case: dict, allow_change=()) -> None:
+    """What can be checked of a checkpoint before Taichi starts (a refusal is then quick): an
+    adaptive run's, of this case (run/same_case.py), at a time still ahead."""
     header, path = loaded.header, loaded.path
     if "leaves" not in header:
         raise CheckpointError(f"{path}: a checkpoint of a uniform run: a case with [amr] continues only from "
                               f"the checkpoints of an adaptive run")
+    check_same_case(header, case, allow_change, path)
+    check_time_left(header, case["time"], path)
+
+
+def restart_adaptive(run, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
+    """Check a checkpoint against the run (check_before_build, then its model, grid and
+    precision: run/restart.py) and load its forest, state and clock. Returns the log lines of
+    the keys changed since the checkpoint."""
+    header, path = loaded.header, loaded.path
+    check_before_build(loaded, run.case, allow_change)
     changes = check_restart(run, loaded, allow_change)
     solver = run.solver
     leaves = [Block(int(entry[0]), tuple(int(c) for c in entry[1:])) for entry in header["leaves"]]

@@ -146,10 +146,13 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
 def simulate_adaptive(args, case: dict, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
     """A case with [amr] (run/adaptive.py): what it cannot do yet is refused, never ignored."""
     from .adaptive import AdaptiveRun
+    from .adaptive_restart import check_before_build
 
     refused = [what for given, what in ((args.render, "--render"), (world().size > 1, "mpirun (one rank)")) if given]
     if refused:
         raise ValueError(f"{', '.join(refused)}: not supported with [amr] yet (docs/amr.md)")
+    if loaded:
+        check_before_build(loaded, case, allowed)
     began = time.perf_counter()
     run = AdaptiveRun(case, initial=loaded is None)
     amr = case["amr"]
