@@ -582,6 +582,7 @@ SCHEMA = Table({
         "block_cells": Key(Int(ge=4), 16),
         "max_level": Key(Int(ge=0), 2),
         "capacity": Key(Int(ge=0), 0),             # block slots on the device; 0: 64 x the root blocks, at least 512
+        "grow": Key(Choice(True, False), True),    # a full pool is rebuilt twice as large (false: the run stops)
         "regrid_every": Key(Int(ge=1), 4),         # steps between two regrids
         "refine_above": Key(Float(gt=0), 0.8),     # Löhner's indicator (FLASH's defaults)
         "derefine_below": Key(Float(ge=0), 0.2),

@@ -214,10 +214,13 @@ def test_free_stream_across_level_jumps_and_regrids(tmp_path, arch):
 
 @pytest.mark.parametrize("capacity", [6, 20])
 def test_full_pool_is_a_clear_error(tmp_path, capacity, arch):
-    """Too small for the root blocks (16), or for the initial refinement."""
+    """Too small for the root blocks (16), or for the initial refinement: an error naming the
+    key with grow = false, a larger pool built without it."""
     with pytest.raises(SimulationError, match=rf"the forest needs \d+ block slots and the pool has {capacity}: "
                                               rf"raise \[amr\] capacity"):
-        adaptive(tmp_path, euler_blob(2), [f"amr.capacity={capacity}"], arch)
+        adaptive(tmp_path, euler_blob(2), [f"amr.capacity={capacity}", "amr.grow=false"], arch)
+    grown = adaptive(tmp_path, euler_blob(2), [f"amr.capacity={capacity}"], arch)  # (grow = true: built larger)
+    assert grown.solver.pool.capacity >= len(grown.solver.forest.leaves) > capacity
 
 
 @pytest.mark.parametrize("scheme,refused", [

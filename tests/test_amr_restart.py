@@ -89,13 +89,15 @@ def test_restart_is_bit_exact_across_regrids(tmp_path, arch):
 
 
 def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arch):
-    """A pool that holds the initial forest but not a later regrid's: the run stops with a
-    message naming the key and a checkpoint of the state before that regrid; continued with a
-    larger pool it ends where a run with that pool from the start ends, bit for bit."""
+    """A pool that holds the initial forest but not a later regrid's: with grow = false the run
+    stops with a message naming the key and a checkpoint of the state before that regrid;
+    continued with a larger pool it ends where a run with that pool from the start ends, bit
+    for bit. With grow = true (the default) the pool is rebuilt twice as large in the run,
+    which ends there too."""
     ample = run_case(tmp_path, ["amr.capacity=512"], text=BLAST, arch=arch)
     ample.run(tmp_path / "ample")
     expected = state(ample)
-    small = run_case(tmp_path, ["amr.capacity=60"], text=BLAST, arch=arch)
+    small = run_case(tmp_path, ["amr.capacity=60", "amr.grow=false"], text=BLAST, arch=arch)
     with pytest.raises(SimulationError, match=r"the regrid after step (\d+) .*the forest needs \d+ block slots and "
                                               r"the pool has 60: raise \[amr\] capacity\. The state before it is in "
                                               r".*checkpoint_\d+\.npz: continue with .*--set amr\.capacity=\d+"):
@@ -107,6 +109,11 @@ def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arc
     resumed.run(tmp_path / "small", restart=loaded)
     assert same_state(expected, state(resumed))
     assert table(tmp_path / "small" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")
+    grown = run_case(tmp_path, ["amr.capacity=60"], text=BLAST, arch=arch)  # (grow = true: the default)
+    grown.run(tmp_path / "grown")
+    assert [(before, after) for _, before, after in grown.grown] == [(60, 120), (120, 240)][:len(grown.grown)]
+    assert grown.grown and same_state(expected, state(grown))
+    assert table(tmp_path / "grown" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")
 
 
 def test_uniform_checkpoint_is_refused(tmp_path, capsys):

@@ -29,6 +29,8 @@ class AdaptiveRun:
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.cells_stepped = 0     # leaf cells times the steps they took (the rate's numerator)
         self.state_good = True     # False once a failure left a state that is not the last good one
+        self.grown = []            # (step, slots before, slots after) of each time the pool grew
+        self.note = lambda line: None  # where the run's notes go (run() sets its log)
         grid = case["grid"]
         self.cells, self.lower, self.upper = tuple(grid["cells"]), tuple(grid["lower"]), tuple(grid["upper"])
         self.regrid_seconds = 0.0
@@ -65,11 +67,12 @@ class AdaptiveRun:
                 after_step(dt)
 
     def regrid(self) -> None:
-        """Split and merge blocks by the [amr] criteria (a full pool: PoolExhausted, the state as
-        it was); the time it takes is counted in regrid_seconds."""
+        """Split and merge blocks by the [amr] criteria (a full pool grows, or with [amr] grow =
+        false raises PoolExhausted, the state as it was); the time it takes is counted in
+        regrid_seconds."""
         started = wallclock.perf_counter()
         try:
-            if self.solver.adapt(Criteria.of(self.case["amr"])):
+            if self._adapted():
                 self.rate, bad = self.solver.checked
                 if bad is not None:
                     self.state_good = False
@@ -79,6 +82,31 @@ class AdaptiveRun:
                                           f"{block.coords}, cell {cell} (its prolongation from the parent)")
         finally:
             self.regrid_seconds += wallclock.perf_counter() - started
+
+    def _adapted(self) -> bool:
+        """solver.adapt, with the pool grown and the regrid tried again where it ran full."""
+        criteria = Criteria.of(self.case["amr"])
+        try:
+            return self.solver.adapt(criteria)
+        except PoolExhausted as full:
+            if not self.case["amr"]["grow"]:
+                raise
+            self._grow(full.needed)
+            return self.solver.adapt(criteria)  # (the same flags from the same state)
+
+    def _grow(self, needed: int) -> None:
+        """Rebuild the pool with twice the slots (at least 5/4 of `needed`) and the same
+        leaves and state, as a restart with a larger [amr] capacity would: Taichi starts anew
+        and the kernels compile again; the steps after it are those of a larger pool from the
+        start, bit for bit."""
+        old = self.solver
+        leaves, conserved, capacity = old.forest.leaves, old.conserved_blocks(), old.pool.capacity
+        larger = max(2 * capacity, needed + needed // 4)
+        self.solver = build_pack(self.case, initial=False, capacity=larger).solver
+        self.solver.load(leaves, conserved)
+        self.grown.append((self.step_count, capacity, larger))
+        self.note(f"step {self.step_count}: the forest needed {needed} block slots and the pool had {capacity}: "
+                  f"rebuilt with {larger} ([amr] capacity sets the first size, grow = false stops instead)")
 
     def uniform(self, level: int | None = None) -> np.ndarray:
         """The primitive state on the uniform grid of `level` (default: the finest allowed): a
@@ -115,6 +143,7 @@ class AdaptiveRun:
         `max_wall_time` stops it after a step with a checkpoint (RunInterrupted); a full pool
         stops it with a checkpoint of the state before the regrid; a failed step writes the last
         good state's snapshot. Both errors propagate."""
+        self.note = log
         loaded = as_loaded(restart) if restart else None
         if loaded:
             for line in [f"restarting from {loaded.path}", *restart_adaptive(self, loaded, allow_change)]:

@@ -6,7 +6,7 @@ from ..bound_model import BoundModel
 from ..errors import CaseError, ModelError
 from ..kernels.amr.ghosts import SUPPORTED_KINDS
 from ..kernels.amr.initial import make_pool_fill
-from ..kernels.amr.solver import Criteria, PackSolver
+from ..kernels.amr.solver import Criteria, PackSolver, PoolExhausted
 from ..mesh import Forest, Region
 from ..parallel.comm import world
 from ..registry import FINITE_VOLUME, methods
@@ -56,9 +56,22 @@ def indicator_fields(case: dict, model) -> tuple:
     return tuple(indices)
 
 
-def build_pack(case: dict, initial: bool = True) -> Built:
+def build_pack(case: dict, initial: bool = True, capacity: int = 0) -> Built:
     """The PackSolver of a case with [amr], its initial state set and refined (initial=False:
-    the root blocks with their state unset, for a restart to load its own)."""
+    the root blocks with their state unset, for a restart or a larger pool to load its own;
+    capacity: the pool's block slots, instead of [amr] capacity). A pool too small for the
+    initial refinement is built again twice as large ([amr] grow; else PoolExhausted)."""
+    while True:
+        try:
+            return _built_pack(case, initial, capacity)
+        except PoolExhausted as full:
+            if not case["amr"]["grow"]:
+                raise
+            capacity = max(2 * full.capacity, full.needed + full.needed // 4)
+
+
+def _built_pack(case: dict, initial: bool, capacity: int) -> Built:
+    """build_pack with one pool size."""
     where = case.get("_source", "<case>")
     refusal = amr_refusal(case)
     if refusal:
@@ -72,7 +85,7 @@ def build_pack(case: dict, initial: bool = True) -> Built:
     plan = plan_for(case, prepared.arch, prepared.precision, cells=(N,) * dim, kinds=kinds, model=model)
     phys = BoundModel(model, params, prepared.dtype)
     forest = Forest.uniform(roots, N, amr["max_level"], tuple(k[0] == "periodic" for k in kinds))
-    capacity = amr["capacity"] or max(64 * len(forest.leaves), 512)
+    capacity = capacity or amr["capacity"] or max(64 * len(forest.leaves), 512)
     extent = tuple(zip(case["grid"]["lower"], case["grid"]["upper"]))
     try:
         solver = PackSolver(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
