@@ -168,11 +168,6 @@ class PackSolver:
         return True
 
     # --- adapting -------------------------------------------------------------------------------
-    def indicators(self) -> dict:
-        """{leaf: (Löhner's indicator, the relative gradient), its cells' largest} of the current W."""
-        second, gradient = self._indicator_arrays()
-        return {b: (float(e), float(g)) for b, e, g in zip(self.forest.leaves, second, gradient)}
-
     def regrid(self, refine: set, derefine: set, ghosts_current: bool = False) -> bool:
         """Split the leaves in `refine`, merge the families all of whose leaves are in `derefine`
         (2:1 balance kept by the forest); see moved_to."""
