@@ -61,6 +61,9 @@ class SweepContext(NamedTuple):
     to_normal_W: list      # per axis: W into the frame whose x is that axis
     to_global_F: list      # per axis: a flux back from it (the advected terms' face velocity last)
     idle: object = None    # the idle tiles whose segments a walk skips (kernels/idle.py)
+    read_w: object = None  # a Taichi function (index, axis) -> W there, in place of W[index], the index
+    #                        maybe off the array along axis (a pool of blocks reads across its blocks'
+    #                        faces: kernels/amr/pool.py)
 
     @property
     def dim(self) -> int:
@@ -80,7 +83,12 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     counting = getattr(riemann, "counts_fallbacks", False)
     limited = limit_density is not None
 
+    read_w = ctx.read_w
+    direct = read_w is None  # (W read as W[index])
+
     def cells_at(index, start, count):
+        if not direct:
+            return [permute(read_w(with_axis(index, axis, start + k, dim), axis), normal) for k in range(count)]
         return [permute(impl.subscript(None, W, with_axis(index, axis, start + k, dim)), normal)
                 for k in range(count)]
 
@@ -96,10 +104,16 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
         replaced = 0
         if ti.static(fallback):
             if not phys.admissible(left):
-                left = permute(W[with_axis(index, axis, i, dim)], normal)
+                if ti.static(direct):
+                    left = permute(W[with_axis(index, axis, i, dim)], normal)
+                else:
+                    left = permute(read_w(with_axis(index, axis, i, dim), axis), normal)
                 replaced += 1
             if not phys.admissible(right):
-                right = permute(W[with_axis(index, axis, i + 1, dim)], normal)
+                if ti.static(direct):
+                    right = permute(W[with_axis(index, axis, i + 1, dim)], normal)
+                else:
+                    right = permute(read_w(with_axis(index, axis, i + 1, dim), axis), normal)
                 replaced += 1
         if ti.static(face_pair and not balance):  # the model's own pair of face states (GLM's B_n and psi)
             left, right = phys.face_states(left, right)

@@ -1,10 +1,12 @@
 """The faces of a pool of blocks: the flux through a face inside a block, the fluxes through
 every block's own faces (the register), and a cell's -dF/dx from its two faces.
 
-The fluxes through every block's own faces are computed first, into the pool's face register
-(`fill_register`); the sweeps solve the faces inside a block and read its two end faces from
-there. Where the level jumps, the coarse side reads the mean of the fine faces' fluxes, so
-what leaves one side enters the other and every total is kept to round-off at every stage
+The sweeps solve every face of a block from its ghost layers, its two end faces too (a face
+between blocks of one level is solved by both, with the same code on the same values). Where
+the level jumps, the fine side's fluxes are computed first, into the pool's face register
+(`fill_register`, over the listed jump faces only), and both sides read them there: the fine
+block its own, the coarse block their mean, so what leaves one side enters the other and
+every total is kept to round-off at every stage
 (the advected variables' face velocity and a model's balance values travel in the same flux
 vector, so non-conservative terms and well-balanced sources see the same faces as the
 conservative ones).
@@ -17,7 +19,7 @@ import taichi as ti
 
 from ...layout import component
 from ..faces import SweepContext, face_functions, make_flux_divergence
-from .pool import FINER, face_direction, pool_index, row_cell
+from .pool import COARSER, FINER, face_direction, make_w_reader, pool_index, row_cell
 
 
 def pool_contexts(pool, plan):
@@ -28,7 +30,7 @@ def pool_contexts(pool, plan):
     to_normal = [phys.W.rotation(d, True) for d in range(dim)]
     to_global = [phys.U.rotation(d, False) + list(range(n_conserved, phys.n_flux)) for d in range(dim)]
     common = dict(phys=phys, plan=plan, dtype=pool.dtype, lower=pool.lower, offset=(), U=pool.U, U0=pool.U0,
-                  R=pool.R, W=pool.W, fallbacks=None, clock=None)
+                  R=pool.R, W=pool.W, fallbacks=None, clock=None, read_w=make_w_reader(pool))
     on_pool = SweepContext(cells=(pool.capacity,) + pool.block_shape, dx=(1.0,) * (dim + 1),
                            inv_dx=[1.0] * (dim + 1), to_normal_W=[None] + to_normal,
                            to_global_F=[None] + to_global, **common)
@@ -39,7 +41,7 @@ def pool_contexts(pool, plan):
 
 class PoolFaces:
     """Per axis the Taichi functions of a pool's faces (see the module docstring), and the
-    kernel that fills the face register; the sweeps (kernels/amr/sweeps.py) call them."""
+    function that fills the face register; the sweeps (kernels/amr/sweeps.py) call them."""
 
     def __init__(self, pool, plan, scheme, fallbacks):
         self.pool, self.dim, self.N = pool, pool.dim, pool.N
@@ -70,25 +72,29 @@ class PoolFaces:
 
     def _register_kernel(self):
         pool, dim, N, fluxes = self.pool, self.dim, self.N, self.flux
-        active, level, relation, register = pool.active, pool.level, pool.relation, pool.face_register
-        level_inv_dx = pool.level_inv_dx
+        level, jumps, register, level_inv_dx = pool.level, pool.coarser_faces, pool.face_register, pool.level_inv_dx
         rows = (N,) * (dim - 1)
 
         @ti.kernel
-        def fill_register(n_active: ti.i32, dt: pool.dtype):
-            """The fluxes through every block face but those whose neighbour is finer (whose
-            flux is the mean of the fine side's): the sweeps then solve only the faces inside a
-            block, with one copy of the face numerics each (three made the walks spill registers)."""
-            for axis, side in ti.static([(a, s) for a in range(dim) for s in (0, 1)]):
-                direction = face_direction(dim, axis, side)
-                for J in ti.grouped(ti.ndrange(n_active, *rows)):
-                    slot = active[component(J, 0)]
-                    if relation[slot, direction] != FINER:
-                        dt_dx = dt * component(level_inv_dx[level[slot]], axis)
-                        index = pool_index(slot, row_cell(dim, axis, -1 if side == 0 else N - 1, J, 1))
-                        row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
-                        register[ti.Vector(row)] = fluxes[axis](index, -1 if side == 0 else N - 1, dt_dx)
-        return fill_register
+        def fill_register(n_jumps: ti.types.vector(3, ti.i32), dt: pool.dtype):
+            """The fluxes through the block faces whose neighbour is coarser (listed), as
+            the fine side solves them: both sides then read them from here (the coarse one
+            their mean), so what leaves one enters the other bit for bit."""
+            for axis in ti.static(range(dim)):
+                for J in ti.grouped(ti.ndrange(n_jumps[axis], *rows)):
+                    entry = jumps[axis, component(J, 0)]
+                    slot, side = entry // 2, entry % 2
+                    dt_dx = dt * component(level_inv_dx[level[slot]], axis)
+                    i = side * N - 1  # the face i + 1/2: the block's lower or upper one
+                    index = pool_index(slot, row_cell(dim, axis, i, J, 1))
+                    row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
+                    register[ti.Vector(row)] = fluxes[axis](index, i, dt_dx)
+
+        def fill(dt: float):
+            counts = list(pool.n_coarser) + [0] * (3 - dim)
+            if any(counts):
+                fill_register(counts, dt)
+        return fill
 
     def _fine_faces(self, axis):
         dim, half = self.dim, self.N // 2
@@ -117,13 +123,16 @@ class PoolFaces:
             self.pool.phys.n_flux
 
         @ti.func
-        def flux(slot, J, side: ti.template()):
-            """The flux through the block's face on `side` of row J, from the register: where
-            the neighbour is finer, the mean of the fine faces' fluxes."""
-            f = ti.Vector.zero(dtype, n_flux)
-            if relation[slot, face_direction(dim, axis, side)] != FINER:
+        def flux(slot, J, side: ti.template(), solved):
+            """The flux through the block's face on `side` of row J given the one the sweep
+            `solved` there from the ghost layers: where the level jumps, the register's
+            (where the neighbour is finer, the mean of the fine faces' fluxes)."""
+            f = solved
+            across = relation[slot, face_direction(dim, axis, side)]
+            if across == COARSER:
                 f = register[ti.Vector([slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)])]
-            else:
+            elif across == FINER:
+                f = ti.Vector.zero(dtype, n_flux)
                 for q in ti.static(range(n_fine)):
                     f += fine_flux(slot, J, side, q)
                 f *= 1.0 / n_fine

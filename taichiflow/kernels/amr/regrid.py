@@ -21,7 +21,7 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
-from .pool import pool_index
+from .pool import make_w_reader, pool_index
 
 
 def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
@@ -34,6 +34,7 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
     indicator = ti.field(ti.f64, shape=pool.capacity)
     own_indicator = "refinement" in phys.model.functions
     gradient = ti.field(ti.f64, shape=pool.capacity)
+    read_w = make_w_reader(pool)  # (a ghost cell beside a same-level block is that block's own)
 
     @ti.func
     def conserved_at(slot, cell):
@@ -45,7 +46,7 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
         if inside:
             u = U[pool_index(slot, cell)]
         else:
-            u = phys.cons(W[pool_index(slot, cell)])
+            u = phys.cons(read_w(pool_index(slot, cell), 0))
         return u
 
     @ti.kernel
@@ -95,8 +96,10 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
                 second, first = 0.0, 0.0
                 u = component(centre, f)
                 for d in ti.static(range(dim)):
-                    up = component(W[pool_index(slot, [cell[e] + (1 if e == d else 0) for e in range(dim)])], f)
-                    down = component(W[pool_index(slot, [cell[e] - (1 if e == d else 0) for e in range(dim)])], f)
+                    above = [cell[e] + (1 if e == d else 0) for e in range(dim)]
+                    below = [cell[e] - (1 if e == d else 0) for e in range(dim)]
+                    up = component(read_w(pool_index(slot, above), 1 + d), f)
+                    down = component(read_w(pool_index(slot, below), 1 + d), f)
                     second += (up - 2.0 * u + down) ** 2
                     first += (ti.abs(up - u) + ti.abs(u - down)
                               + epsilon * (ti.abs(up) + 2.0 * ti.abs(u) + ti.abs(down))) ** 2

@@ -4,7 +4,8 @@ every leaf, refined and coarsened on request.
 A step of the integrator's stages, each
 
     W = prim(U)            (every leaf; after a step the check did it)
-    ghost layers           same level, restriction, boundary kinds; then prolongation
+    ghost layers           where the level jumps or the domain ends: restriction, boundary
+                           kinds, then prolongation (same-level faces read the block across)
     face register          the fine side's fluxes through faces where the level jumps
     sweeps, one per axis   R and U of every leaf cell (kernels/amr/fluxes.py)
 
@@ -20,6 +21,7 @@ import taichi as ti
 
 from ...errors import SimulationError
 from ...mesh import Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
+from ..plan import LastAxis
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
 from .fluxes import PoolFaces
@@ -75,7 +77,8 @@ class PackSolver:
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
         scheme = face_scheme(phys, self.dim, plan.schemes[0])
         faces = PoolFaces(pool, plan, scheme, self.fallbacks)
-        self.fill_register, self.sweeps = faces.fill_register, make_sweeps(pool, faces)
+        shuffles = plan.last_axis is not LastAxis.WALKED  # (CUDA)
+        self.fill_register, self.sweeps = faces.fill_register, make_sweeps(pool, faces, shuffles)
         self.primitives, self._check, self._publish, self._totals, self._restore, self.check_fields = \
             make_cell_passes(pool)
         self.prolong, self.restrict, self._indicate, self._second, self._gradient = make_regrid_kernels(
@@ -141,9 +144,9 @@ class PackSolver:
         return block, tuple(int(i) for i in np.unravel_index(cell, (self.N,) * self.dim))
 
     def fill_ghosts(self):
-        n = self.pool.n_active
-        self.fill_near(n)
-        self.fill_from_coarser(n)
+        """The ghost layers W's pass did not push (kernels/amr/ghosts.py)."""
+        self.fill_near()
+        self.fill_from_coarser()
 
     def step(self, dt: float, t: float):
         """One step of dt from t (W current: after check_state); returns check_state's."""
@@ -153,7 +156,7 @@ class PackSolver:
             if s > 0:
                 self.primitives(n)
             self.fill_ghosts()
-            self.fill_register(n, dt)
+            self.fill_register(dt)
             for sweep in self.sweeps:
                 sweep(n, dt, t + stage.time * dt, stage.a, stage.c0, stage.c1, stage.c2, int(s == 0 and keep),
                       int(s == len(stages) - 1))
