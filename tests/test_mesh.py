@@ -490,13 +490,23 @@ def test_updated_tables_are_the_tables_of_the_new_forest(roots, periodic, max_le
     forest = Forest.uniform(roots, 4, max_level, periodic)
     slots = assign_slots(forest, capacity)
     tables = device_tables(forest, slots, capacity, faces_only=True)
+    rows_changed = 0
     for _ in range(4):
         new = forest.refined(*random_flags(forest, rng))
         slots = plan_regrid(forest, slots, new, capacity).slots
-        tables, forest = updated_tables(tables, forest, new, slots), new
+        before, (tables, forest) = tables, (updated_tables(tables, forest, new, slots), new)
         whole = device_tables(forest, slots, capacity, faces_only=True)
-        for name in DeviceTables._fields:
+        for name in ("level", "origin", "neighbour", "relation", "active"):
             assert np.array_equal(getattr(tables, name), getattr(whole, name)), name
+        # every row that differs from the tables before is listed as changed (a device copy
+        # updated with those rows only equals the new tables)
+        differs = np.zeros(capacity, bool)
+        for name in ("level", "origin", "neighbour", "relation"):
+            old, now = getattr(before, name), getattr(tables, name)
+            differs |= (old != now).reshape(capacity, -1).any(axis=1)
+        assert np.isin(np.flatnonzero(differs), tables.changed).all()
+        rows_changed += int(differs.sum())
+    assert rows_changed > 0
 
 
 @pytest.mark.parametrize("roots, periodic, max_level", CONFIGS, ids=CONFIG_IDS)

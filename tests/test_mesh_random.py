@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from taichiflow.mesh import Block, DeviceTables, Forest, assign_slots, device_tables, plan_regrid, updated_tables
+from taichiflow.mesh import Block, Forest, assign_slots, device_tables, plan_regrid, updated_tables
 
 # (roots, periodic, max_level): 2D and 3D, periodic, mixed and not, root counts not powers of two.
 CONFIGS = [
@@ -144,8 +144,11 @@ def _key(block, forest):
     return sum(((c >> bit) & 1) << (bit * forest.dim + axis) for bit in range(24) for axis, c in enumerate(finest))
 
 
+TABLE_ROWS = ("level", "origin", "neighbour", "relation")
+
+
 def assert_same_tables(a, b):
-    for name in DeviceTables._fields:
+    for name in TABLE_ROWS + ("active",):
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), name
 
@@ -181,8 +184,13 @@ def test_random_regrids_match_the_brute_force_model(roots, periodic, max_level, 
         expected = model_plan(forest, slots, new)
         assert list(plan.slots.items()) == list(expected[0].items())
         assert (plan.kept, plan.prolonged, plan.restricted) == expected[1:]
+        before = {name: getattr(tables, name).copy() for name in TABLE_ROWS}
         tables = updated_tables(tables, forest, new, plan.slots, in_place=bool(rng.integers(0, 2)))
         assert_same_tables(tables, device_tables(new, plan.slots, CAPACITY, faces_only=True))
+        differs = np.zeros(CAPACITY, bool)  # (rows not listed as changed must be as they were)
+        for name in TABLE_ROWS:
+            differs |= (before[name] != getattr(tables, name)).reshape(CAPACITY, -1).any(axis=1)
+        assert np.isin(np.flatnonzero(differs), tables.changed).all()
         merged += len(plan.restricted)
         split += len(plan.prolonged)
         forest, slots = new, plan.slots

@@ -8,7 +8,7 @@ import numpy as np
 
 from .block import Block
 from .forest import Forest
-from .slot_arrays import NO_SLOT, aligned_slots
+from .slot_arrays import NO_SLOT, LeafSlots, aligned_slots
 from .tables import RELATION_CODES, DeviceTables, device_tables, updated_tables
 from .tiling import Tiling, on_common_keys
 
@@ -33,7 +33,7 @@ class RegridPlan:
     is made only when asked: a regrid needs only the other two."""
 
     def __init__(self, slots: dict, kept_slots: np.ndarray, prolonged: list, restricted: list):
-        self.slots: dict[Block, int] = slots
+        self.slots: LeafSlots = slots
         self._kept_slots = kept_slots
         self.prolonged: list[tuple[int, int, int]] = prolonged
         self.restricted: list[tuple[tuple[int, ...], int]] = restricted
@@ -44,11 +44,11 @@ class RegridPlan:
         return list(zip(slots, slots))
 
 
-def assign_slots(forest: Forest, capacity: int) -> dict[Block, int]:
+def assign_slots(forest: Forest, capacity: int) -> LeafSlots:
     """Slots 0..n-1 to the leaves in Morton order."""
-    if len(forest.leaves) > capacity:
-        raise PoolFull(len(forest.leaves), capacity)
-    return dict(zip(forest.leaves, range(len(forest.leaves))))
+    if len(forest.levels) > capacity:
+        raise PoolFull(len(forest.levels), capacity)
+    return LeafSlots(forest, np.arange(len(forest.levels)))
 
 
 def plan_regrid(old: Forest, old_slots: dict[Block, int], new: Forest, capacity: int) -> RegridPlan:
@@ -78,7 +78,7 @@ def plan_regrid(old: Forest, old_slots: dict[Block, int], new: Forest, capacity:
     slot = np.empty(len(after), np.int64)
     slot[kept] = old_slot[same[kept]]
     slot[arriving] = np.flatnonzero(~occupied)[:len(arriving)]
-    return RegridPlan(dict(zip(new.leaves, slot.tolist())),
+    return RegridPlan(LeafSlots(new, slot),
                       *_copies(after, old_slot, slot, kept, arriving[from_parent], holder[from_parent],
                                arriving[~from_parent], first[~from_parent]))
 

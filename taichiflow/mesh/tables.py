@@ -25,6 +25,7 @@ class DeviceTables(NamedTuple):
     neighbour: np.ndarray  # int32[capacity, 3**dim, 2**dim]
     relation: np.ndarray  # int8[capacity, 3**dim]: 0 same, -1 coarser, +1 finer, 2 boundary
     active: np.ndarray  # int32[leaves]: the leaves' slots in Morton order
+    changed: np.ndarray | None = None  # int64[k]: the slots whose rows an update wrote (None: every row)
 
 
 def device_tables(forest, slots: dict[Block, int], capacity: int, faces_only: bool = False) -> DeviceTables:
@@ -50,7 +51,7 @@ def updated_tables(old: DeviceTables, old_forest, forest, slots: dict[Block, int
     replaced by new leaves, which touch the same faces). in_place: write into `old`'s arrays
     (which then belong to the result) instead of copies of them: with a large pool, copying
     the neighbour table is most of an update's cost."""
-    slot_of = np.array([slots[leaf] for leaf in forest.leaves], np.int64)
+    slot_of = aligned_slots(forest, slots, len(old.level))
     copy = np.ascontiguousarray if in_place else np.copy  # (rows are written through flat views)
     tables = DeviceTables(copy(old.level), copy(old.origin), copy(old.neighbour), copy(old.relation),
                           slot_of.astype(np.int32))
@@ -59,8 +60,9 @@ def updated_tables(old: DeviceTables, old_forest, forest, slots: dict[Block, int
     tables.level[freed], tables.origin[freed] = -1, -1
     tables.neighbour[freed], tables.relation[freed] = NO_SLOT, RELATION_CODES["boundary"]
     arriving = np.flatnonzero(theirs < 0)
-    _write_rows(tables, forest, slot_of, _with_face_neighbours(forest.tiling, arriving), True)
-    return tables
+    rows = _with_face_neighbours(forest.tiling, arriving)
+    _write_rows(tables, forest, slot_of, rows, True)
+    return tables._replace(changed=np.union1d(freed, slot_of[rows]))
 
 
 def _with_face_neighbours(tiling: Tiling, leaves: np.ndarray) -> np.ndarray:

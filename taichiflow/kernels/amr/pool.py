@@ -66,13 +66,43 @@ class BlockPool:
             self.level_dx[level] = widths
             self.level_inv_dx[level] = [1.0 / h for h in widths]
         self.R.fill(0.0)
+        self._write_rows = self._row_writer()
+
+    def _row_writer(self):
+        level, origin, neighbour, relation, dim = self.level, self.origin, self.neighbour, self.relation, self.dim
+
+        @ti.kernel
+        def write_rows(slots: ti.types.ndarray(dtype=ti.i32, ndim=1), levels: ti.types.ndarray(dtype=ti.i32, ndim=1),
+                       origins: ti.types.ndarray(dtype=ti.i32, ndim=2),
+                       neighbours: ti.types.ndarray(dtype=ti.i32, ndim=3),
+                       relations: ti.types.ndarray(dtype=ti.i32, ndim=2)):
+            """Rows of the tables at `slots` (an update's changed rows)."""
+            for r in range(slots.shape[0]):
+                slot = slots[r]
+                level[slot] = levels[r]
+                for d in ti.static(range(dim)):
+                    origin[slot][d] = origins[r, d]
+                for direction in range(neighbours.shape[1]):
+                    relation[slot, direction] = relations[r, direction]
+                    for octant in range(neighbours.shape[2]):
+                        neighbour[slot, direction, octant] = neighbours[r, direction, octant]
+        return write_rows
 
     def upload(self, tables) -> None:
-        """The forest's tables (mesh.device_tables) onto the device."""
-        self.level.from_numpy(tables.level.astype(np.int32))
-        self.origin.from_numpy(tables.origin.astype(np.int32).reshape(self.capacity, self.dim))
-        self.neighbour.from_numpy(tables.neighbour.astype(np.int32))
-        self.relation.from_numpy(tables.relation.astype(np.int32))
+        """The forest's tables (mesh.device_tables) onto the device: the rows an update changed
+        (tables.changed), or every row (a whole neighbour table is 28 bytes a slot per
+        direction in 3D: 42 MB at 49,152 slots, tens of milliseconds a regrid)."""
+        if tables.changed is None:
+            self.level.from_numpy(tables.level.astype(np.int32))
+            self.origin.from_numpy(tables.origin.astype(np.int32).reshape(self.capacity, self.dim))
+            self.neighbour.from_numpy(tables.neighbour.astype(np.int32))
+            self.relation.from_numpy(tables.relation.astype(np.int32))
+        elif len(tables.changed):
+            rows = np.asarray(tables.changed, dtype=np.int64)
+            self._write_rows(rows.astype(np.int32), tables.level[rows].astype(np.int32),
+                             tables.origin[rows].astype(np.int32).reshape(len(rows), self.dim),
+                             np.ascontiguousarray(tables.neighbour[rows], dtype=np.int32),
+                             tables.relation[rows].astype(np.int32))
         active = np.full(self.capacity, -1, dtype=np.int32)
         active[:len(tables.active)] = tables.active
         self.active.from_numpy(active)

@@ -20,7 +20,8 @@ import numpy as np
 import taichi as ti
 
 from ...errors import SimulationError
-from ...mesh import Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
+from ...mesh import Block, Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
+from ...mesh.slot_arrays import aligned_slots
 from ..plan import LastAxis
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
@@ -109,7 +110,7 @@ class PackSolver:
 
     def conserved_blocks(self) -> np.ndarray:
         """The leaves' U in the forest's (Morton) order, an array (leaves, N, ..., nU)."""
-        return self._gather_conserved(np.array([self.slots[b] for b in self.forest.leaves], dtype=np.int32))
+        return self._gather_conserved(aligned_slots(self.forest, self.slots, self.pool.capacity).astype(np.int32))
 
     def load(self, leaves, conserved: np.ndarray) -> None:
         """Replace the forest by one of these leaves holding these U (a checkpoint's, in the order
@@ -140,7 +141,8 @@ class PackSolver:
     def _cell_of(self, linear: int):
         """(leaf, cell index in it) of a check's linear cell index."""
         slot, cell = divmod(linear, self.N ** self.dim)
-        block = next(b for b, s in self.slots.items() if s == slot)
+        at = int(np.flatnonzero(aligned_slots(self.forest, self.slots, self.pool.capacity) == slot)[0])
+        block = Block(int(self.forest.levels[at]), tuple(self.forest.coords[at].tolist()))
         return block, tuple(int(i) for i in np.unravel_index(cell, (self.N,) * self.dim))
 
     def fill_ghosts(self):
@@ -228,7 +230,7 @@ class PackSolver:
         """Both indicators of each leaf (forest order) of the current W."""
         self.fill_ghosts()
         self._indicate(self.pool.n_active)
-        slots = np.fromiter(self.slots.values(), np.int64, len(self.slots))  # (the dict is in leaf order)
+        slots = aligned_slots(self.forest, self.slots, self.pool.capacity)
         return self._second.to_numpy()[slots], self._gradient.to_numpy()[slots]
 
     def _whole_families(self, flagged: np.ndarray) -> bool:
