@@ -24,7 +24,7 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
-from .pool import BOUNDARY, COARSER, FINER, face_direction, make_w_reader, pool_index, row_cell
+from .pool import FINER, face_direction, make_w_reader, pool_index, row_cell
 
 ZERO_GRADIENT = ("outflow", "absorbing")
 MIRRORED = ("wall", "symmetry")
@@ -33,22 +33,62 @@ SUPPORTED_KINDS = ("periodic", "inflow") + ZERO_GRADIENT + MIRRORED
 
 def make_ghost_fill(pool, kinds: tuple, inflow):
     """(fill_near, fill_from_coarser): the two passes filling the ghost layers of the listed
-    faces of every leaf block (after W). kinds: per axis the kinds of the
-    domain's lower and upper face."""
-    phys, dim, N, g = pool.phys, pool.dim, pool.N, pool.ghost
-    U, W, active, relation, neighbour, origin = pool.U, pool.W, pool.active, pool.relation, pool.neighbour, pool.origin
-    n_children = 2 ** dim
+    faces of every leaf block (after W). kinds: per axis the kinds of the domain's lower and
+    upper face."""
+    dim, W = pool.dim, pool.W
     # per face: its axis and side, its direction in the tables, the boundary kind, the offset across
     faces = [(axis, side, face_direction(dim, axis, side), kinds[axis][side],
               [(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)]) for axis in range(dim)
              for side in (0, 1)]
-    vel = phys.W.index(phys.model.velocity) if phys.model.velocity else None
     for _, _, _, kind, _ in faces:
         if kind not in SUPPORTED_KINDS:
             raise ValueError(f"boundary kind {kind!r} is not supported with [amr] (supported: "
                              f"{', '.join(SUPPORTED_KINDS)})")
-    rows = (N,) * (dim - 1)
-    read_w = make_w_reader(pool)
+    ghost_cells, ghost_cell = _ghost_cells(pool)
+    pulled, prolonged = _pulled_value(pool, faces, inflow), _prolonged_value(pool)
+
+    @ti.kernel
+    def fill_pulled(counts: ti.types.vector(3, ti.i32)):
+        """The ghost cells of the listed faces whose neighbour is finer or the boundary."""
+        for axis in ti.static(range(dim)):
+            for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
+                slot, side, k, parts = ghost_cell(pool.pulled_faces, J, axis)
+                if side == 0:
+                    W[pool_index(slot, parts)] = pulled(slot, axis, 0, k, parts)
+                else:
+                    W[pool_index(slot, parts)] = pulled(slot, axis, 1, k, parts)
+
+    @ti.kernel
+    def fill_coarser(counts: ti.types.vector(3, ti.i32)):
+        """The ghost cells of the listed faces whose neighbour is coarser (after fill_pulled)."""
+        for axis in ti.static(range(dim)):
+            for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
+                slot, side, _, parts = ghost_cell(pool.coarser_faces, J, axis)
+                if side == 0:
+                    W[pool_index(slot, parts)] = prolonged(slot, faces[2 * axis][2], faces[2 * axis][4], parts)
+                else:
+                    W[pool_index(slot, parts)] = prolonged(slot, faces[2 * axis + 1][2], faces[2 * axis + 1][4],
+                                                           parts)
+
+    def fill_near():
+        """Every ghost cell from a finer block or the boundary."""
+        if any(pool.n_pulled):
+            fill_pulled(list(pool.n_pulled) + [0] * (3 - dim))
+
+    def fill_from_coarser():
+        if any(pool.n_coarser):
+            fill_coarser(list(pool.n_coarser) + [0] * (3 - dim))
+
+    return fill_near, fill_from_coarser
+
+
+def _pulled_value(pool, faces, inflow):
+    """pulled(slot, axis, side, layer k, parts): a ghost cell of the face (axis, side) from a
+    finer block (restriction) or on the domain's boundary (its kind's copy)."""
+    phys, dim, N = pool.phys, pool.dim, pool.N
+    U, W, relation, neighbour = pool.U, pool.W, pool.relation, pool.neighbour
+    n_children = 2 ** dim
+    vel = phys.W.index(phys.model.velocity) if phys.model.velocity else None
 
     @ti.func
     def restricted(fine_slot, parts):
@@ -88,6 +128,49 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
             w = inflow[axis, side]
         return w
 
+    @ti.func
+    def pulled(slot, axis: ti.template(), side: ti.template(), k, parts):
+        """A ghost cell from a finer block (restriction) or on the domain's boundary."""
+        w = ti.Vector.zero(pool.dtype, phys.W.n)
+        if relation[slot, faces[2 * axis + side][2]] == FINER:
+            w = from_finer(slot, faces[2 * axis + side][2], faces[2 * axis + side][4], parts)
+        else:
+            w = boundary_value(slot, axis, side, faces[2 * axis + side][3], k, parts)
+        return w
+    return pulled
+
+
+def _prolonged_value(pool):
+    """prolonged(slot, direction, offset, parts): a ghost cell of a fine block from the
+    coarse block across the face (direction, offset)."""
+    dim, N, W, neighbour, origin = pool.dim, pool.N, pool.W, pool.neighbour, pool.origin
+    read_w = make_w_reader(pool)
+
+    @ti.func
+    def prolonged(slot, direction: ti.template(), offset: ti.template(), parts):
+        """Limited linear W of the fine ghost cell `parts` from the coarse block across."""
+        coarse = neighbour[slot, direction, 0]
+        cell = []
+        for d in ti.static(range(dim)):
+            bit = (component(origin[slot], d) // N) & 1  # the block's place in its parent
+            cell.append(bit * (N // 2) + parts[d] // 2 - ((bit + offset[d]) // 2) * N)
+        centre = W[pool_index(coarse, cell)]
+        w = centre
+        for d in ti.static(range(dim)):
+            below = read_w(pool_index(coarse, [cell[e] - (1 if e == d else 0) for e in range(dim)]), 1 + d)
+            above = read_w(pool_index(coarse, [cell[e] + (1 if e == d else 0) for e in range(dim)]), 1 + d)
+            sign = 0.25 * (2 * (parts[d] & 1) - 1)  # the fine cell's side of the coarse centre
+            w += sign * minmod(centre - below, above - centre)
+        return w
+    return prolonged
+
+
+def _ghost_cells(pool):
+    """(ghost_cells(axis), ghost_cell(listed, J, axis)): the loop shape over a listed face's
+    ghost cells and a cell of it."""
+    dim, N, g = pool.dim, pool.N, pool.ghost
+    rows = (N,) * (dim - 1)
+
     def layer_first(axis):
         """Where a face's ghost cells' layer index lies in J: after the block for a face across
         a strided axis, last for the contiguous axis, so that neighbouring threads write
@@ -112,64 +195,4 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
         k = component(J, layer_index[axis])
         i = (-1 - k) * (1 - side) + (N + k) * side
         return entry // 2, side, k, row_cell(dim, axis, i, J, rows_index[axis])
-
-    @ti.func
-    def pulled(slot, axis: ti.template(), side: ti.template(), k, parts):
-        """A ghost cell from a finer block (restriction) or on the domain's boundary."""
-        w = ti.Vector.zero(pool.dtype, phys.W.n)
-        if relation[slot, faces[2 * axis + side][2]] == FINER:
-            w = from_finer(slot, faces[2 * axis + side][2], faces[2 * axis + side][4], parts)
-        else:
-            w = boundary_value(slot, axis, side, faces[2 * axis + side][3], k, parts)
-        return w
-
-    @ti.kernel
-    def fill_pulled(counts: ti.types.vector(3, ti.i32)):
-        """The ghost cells of the listed faces whose neighbour is finer or the boundary."""
-        for axis in ti.static(range(dim)):
-            for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
-                slot, side, k, parts = ghost_cell(pool.pulled_faces, J, axis)
-                if side == 0:
-                    W[pool_index(slot, parts)] = pulled(slot, axis, 0, k, parts)
-                else:
-                    W[pool_index(slot, parts)] = pulled(slot, axis, 1, k, parts)
-
-    @ti.func
-    def prolonged(slot, direction: ti.template(), offset: ti.template(), parts):
-        """Limited linear W of the fine ghost cell `parts` from the coarse block across."""
-        coarse = neighbour[slot, direction, 0]
-        cell = []
-        for d in ti.static(range(dim)):
-            bit = (component(origin[slot], d) // N) & 1  # the block's place in its parent
-            cell.append(bit * (N // 2) + parts[d] // 2 - ((bit + offset[d]) // 2) * N)
-        centre = W[pool_index(coarse, cell)]
-        w = centre
-        for d in ti.static(range(dim)):
-            below = read_w(pool_index(coarse, [cell[e] - (1 if e == d else 0) for e in range(dim)]), 1 + d)
-            above = read_w(pool_index(coarse, [cell[e] + (1 if e == d else 0) for e in range(dim)]), 1 + d)
-            sign = 0.25 * (2 * (parts[d] & 1) - 1)  # the fine cell's side of the coarse centre
-            w += sign * minmod(centre - below, above - centre)
-        return w
-
-    @ti.kernel
-    def fill_coarser(counts: ti.types.vector(3, ti.i32)):
-        """The ghost cells of the listed faces whose neighbour is coarser (after fill_pulled)."""
-        for axis in ti.static(range(dim)):
-            for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
-                slot, side, _, parts = ghost_cell(pool.coarser_faces, J, axis)
-                if side == 0:
-                    W[pool_index(slot, parts)] = prolonged(slot, faces[2 * axis][2], faces[2 * axis][4], parts)
-                else:
-                    W[pool_index(slot, parts)] = prolonged(slot, faces[2 * axis + 1][2], faces[2 * axis + 1][4],
-                                                           parts)
-
-    def fill_near():
-        """Every ghost cell from a finer block or the boundary."""
-        if any(pool.n_pulled):
-            fill_pulled(list(pool.n_pulled) + [0] * (3 - dim))
-
-    def fill_from_coarser():
-        if any(pool.n_coarser):
-            fill_coarser(list(pool.n_coarser) + [0] * (3 - dim))
-
-    return fill_near, fill_from_coarser
+    return ghost_cells, ghost_cell
