@@ -673,7 +673,9 @@ def load_case(path, overrides=()) -> dict:
     file = str(path)
     try:
         with open(path, "rb") as f:
-            raw = tomllib.load(f)
+            text = f.read()
+        # (a UTF-8 byte-order mark, which some editors write, is no part of the TOML)
+        raw = tomllib.loads(text.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except OSError as e:
         raise CaseError(f"{file}: cannot read case file: {e.strerror or e}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

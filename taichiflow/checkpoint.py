@@ -18,6 +18,7 @@ import io
 import json
 import os
 import time
+import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -130,6 +131,9 @@ def block_state(loaded: "Loaded", offset, cells) -> np.ndarray:
 def read(path) -> tuple[np.ndarray, dict]:
     """Load and verify a checkpoint; raises CheckpointError naming what is wrong."""
     path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):  # (np.load would read a text file as pickled data)
+        raise CheckpointError(f"{path}: not a checkpoint: taichiflow's checkpoints are .npz files "
+                              "(checkpoint_*.npz in a run's folder)")
     try:
         with np.load(path) as data:
             state = data["state"]

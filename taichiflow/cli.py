@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -214,21 +215,36 @@ def _add_bench_parser(sub):
                             "a row as each ends")
 
 
+WALL_TIME = re.compile(r"\d+(\.\d*)?|\d+(:[0-5]\d){1,2}(\.\d*)?")  # seconds, or [HH:]MM:SS
+
+
 def _seconds(text) -> float:
-    """HH:MM:SS (or MM:SS, or seconds) as seconds; 0 for none. Minutes and seconds after the
-    first field are below 60 (00:99:00 is a typo, not 99 minutes)."""
-    if not text:
+    """--max-wall-time as seconds (0: no limit, the option left out): HH:MM:SS or MM:SS with
+    two digits below 60 for the minutes and seconds after the first field (00:99:00 and 1:2
+    are typos, not 99 minutes and 62 seconds), or plain seconds; a limit of zero is refused
+    (it would stop the run at once)."""
+    if text is None:
         return 0.0
-    try:
-        parts = [float(p) for p in text.split(":")]
-    except ValueError:
-        raise ValueError(f"--max-wall-time: expected HH:MM:SS, got {text!r}") from None
-    if len(parts) > 3 or any(p < 0 for p in parts) or any(p >= 60 for p in parts[1:]):
-        raise ValueError(f"--max-wall-time: expected HH:MM:SS with minutes and seconds below 60, got {text!r}")
+    if not WALL_TIME.fullmatch(text.strip()):
+        raise ValueError(f"--max-wall-time: expected HH:MM:SS (or MM:SS, or seconds), with two digits below 60 for "
+                         f"the minutes and seconds, got {text!r}")
     seconds = 0.0
-    for part in parts:
-        seconds = seconds * 60 + part
+    for part in text.strip().split(":"):
+        seconds = seconds * 60 + float(part)
+    if seconds <= 0:
+        raise ValueError(f"--max-wall-time {text}: a limit of zero would stop the run at once; leave the option out "
+                         "for no limit")
     return seconds
+
+
+def _checked_bench_sizes(args) -> None:
+    """`taichiflow bench`'s sizes, named by their flags (ValueError)."""
+    for flag, value in (("--cells", args.cells), ("--steps", args.steps), ("--repeats", args.repeats),
+                        ("--amr-blocks", args.amr_blocks)):
+        if value is not None and value < 1:
+            raise ValueError(f"bench {flag} {value}: must be a positive integer")
+    if args.grid and not (1 <= len(args.grid) <= 3 and min(args.grid) >= 1):
+        raise ValueError(f"--grid {' '.join(map(str, args.grid))}: expected 1 to 3 positive cell counts")
 
 
 def _target_text(target) -> str:
@@ -262,8 +278,7 @@ def _bench(args) -> int:
         raise ValueError(f"--wet-fraction {args.wet_fraction}: expected a share in (0, 1]")
     if args.sweep and (args.wet_fraction is not None or args.grid):
         raise ValueError("--wet-fraction and --grid apply to one workload; --sweep sets its own grids and wet shares")
-    if args.grid and not (1 <= len(args.grid) <= 3 and min(args.grid) >= 1):
-        raise ValueError(f"--grid {' '.join(map(str, args.grid))}: expected 1 to 3 positive cell counts")
+    _checked_bench_sizes(args)
     root = world().rank == 0
     if args.sweep:
         if not args.json and root:
@@ -309,7 +324,13 @@ def _amr_bench(args) -> dict:
                              overrides=args.set, block_cells=args.amr_blocks)
 
 
+MAX_PICTURE_SIDE = 8192  # pixels: larger asks VTK for gigabytes (it aborts on a failed allocation)
+
+
 def _view(args) -> int:
+    if args.size is not None and not all(16 <= side <= MAX_PICTURE_SIDE for side in args.size):
+        raise ValueError(f"--size {args.size[0]} {args.size[1]}: width and height must be 16 to "
+                         f"{MAX_PICTURE_SIDE} pixels")
     for option, target in (("--screenshot", args.screenshot), ("--movie", args.movie)):
         if target and not Path(target).resolve().parent.is_dir():
             raise ValueError(f"{option} {target}: the folder {Path(target).resolve().parent} does not exist")

@@ -34,6 +34,10 @@ def test_too_many_snapshots_are_refused():
 
 def test_wall_time_fields_are_checked():
     assert _seconds("01:30:00") == 5400 and _seconds("90") == 90 and _seconds("2:30") == 150
-    for bad in ("00:99:00", "1:2:3:4", "00:10:60", "abc"):
-        with pytest.raises(ValueError, match="--max-wall-time"):
+    assert _seconds("1:02:03.5") == 3723.5 and _seconds(None) == 0.0
+    for bad in ("00:99:00", "1:2:3:4", "00:10:60", "abc", "1:2", "10:5", ""):  # (1:2 is a typo, not 62 s)
+        with pytest.raises(ValueError, match="--max-wall-time.*two digits"):
             _seconds(bad)
+    for zero in ("00:00:00", "0", "0:00"):  # a limit that stops at once is not "no limit"
+        with pytest.raises(ValueError, match="limit of zero"):
+            _seconds(zero)

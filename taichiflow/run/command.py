@@ -45,7 +45,9 @@ def overrides(args) -> list[str]:
 def named_folder(args):
     """The output folder when the command line names it: --out, else the folder of --resume or
     of the --restart file (a restart continues its run there); None: out/<case name>."""
-    if args.out:
+    if args.out is not None:
+        if not args.out.strip():
+            raise ValueError("--out: an empty folder name (leave the option out for out/<case name>/)")
         return Path(args.out)
     if args.resume:
         return Path(args.resume)

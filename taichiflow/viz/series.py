@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import map_vti_arrays
+from ..io import map_vti_arrays, read_pvd
 from .env import pv, require_pyvista
 from .fields import scalar_values, value_range
 from .mirror import mirrored_across, plane_of, symmetry_faces
@@ -46,6 +46,7 @@ class Series:
         pvd = out / "series.pvd"
         if not pvd.is_file():
             raise ValueError(f"{out}: no series.pvd here; give the output folder of a `taichiflow run`")
+        read_pvd(pvd)  # (a damaged file named as such: VTK's reader raises a bare XML ParseError)
         reader = pv.get_reader(str(pvd))
         entries = [(d.time, out / d.path) for d in reader.datasets]
         if not entries:

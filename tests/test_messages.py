@@ -1,0 +1,51 @@
+"""Messages that name the real cause (issue 43): each bad input below once gave a misleading
+message, a traceback or a silent default; each is now one line naming what the user gave."""
+import pytest
+
+from helpers import CASES
+from taichiflow.case import load_case
+from taichiflow.cli import main
+
+
+def error_of(capsys, *arguments) -> str:
+    """The one-line error of a command that must fail (exit code 1, no traceback)."""
+    assert main(list(arguments)) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("taichiflow: error: ")
+    return err
+
+
+def test_a_case_file_with_a_byte_order_mark_reads_as_without_it(tmp_path):
+    text = (CASES / "sod.toml").read_bytes()
+    marked = tmp_path / "sod.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + text)
+    plain, with_mark = load_case(CASES / "sod.toml"), load_case(marked)
+    assert {k: v for k, v in with_mark.items() if k != "_source"} == \
+        {k: v for k, v in plain.items() if k != "_source"}
+
+
+def test_restart_from_a_file_that_is_not_a_checkpoint_says_so(tmp_path, capsys):
+    err = error_of(capsys, "run", str(CASES / "sod.toml"), "--restart", str(CASES / "sod.toml"),
+                   "--out", str(tmp_path / "out"))
+    assert "not a checkpoint" in err and "pickle" not in err
+
+
+def test_an_empty_output_folder_is_refused(tmp_path, capsys):
+    assert "--out: an empty folder name" in error_of(capsys, "run", str(CASES / "sod.toml"), "--out", "")
+
+
+@pytest.mark.parametrize("flag", ["--cells", "--steps", "--repeats"])
+def test_bench_sizes_are_named_by_their_flag(capsys, flag):
+    assert f"bench {flag} 0: must be a positive integer" in error_of(capsys, "bench", "--arch", "cpu", flag, "0")
+
+
+@pytest.mark.parametrize("size", [("0", "0"), ("100000", "100000")])
+def test_view_sizes_out_of_bounds_are_refused(tmp_path, capsys, size):
+    err = error_of(capsys, "view", str(tmp_path), "--screenshot", str(tmp_path / "w.png"), "--size", *size)
+    assert f"--size {size[0]} {size[1]}: width and height must be 16 to 8192 pixels" in err
+
+
+def test_view_of_a_damaged_series_names_the_file(tmp_path, capsys):
+    (tmp_path / "series.pvd").write_text("not XML")
+    err = error_of(capsys, "view", str(tmp_path), "--screenshot", str(tmp_path / "w.png"))
+    assert f"{tmp_path / 'series.pvd'}: not a valid PVD file" in err
