@@ -341,9 +341,17 @@ def _view(args) -> int:
 def _models(args) -> int:
     from .model import shipped_models_dir
     for path in sorted(shipped_models_dir().glob("*.py")):
-        doc = path.read_text().split('"""')[1].strip() if '"""' in path.read_text() else ""
-        print(f"{path.stem:>16}  {doc.splitlines()[0] if doc else ''}")
+        print(f"{path.stem:>16}  {model_summary(path.read_text())}")
     return 0
+
+
+def model_summary(source: str) -> str:
+    """The first paragraph of a model file's docstring on one line (a sentence that runs over
+    several lines whole, not cut at the first line's end)."""
+    if '"""' not in source:
+        return ""
+    paragraph = source.split('"""')[1].strip().split("\n\n")[0]
+    return " ".join(line.strip() for line in paragraph.splitlines())
 
 
 def _spectrum(args) -> int:

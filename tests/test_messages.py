@@ -49,3 +49,25 @@ def test_view_of_a_damaged_series_names_the_file(tmp_path, capsys):
     (tmp_path / "series.pvd").write_text("not XML")
     err = error_of(capsys, "view", str(tmp_path), "--screenshot", str(tmp_path / "w.png"))
     assert f"{tmp_path / 'series.pvd'}: not a valid PVD file" in err
+
+
+def test_quadrature_points_are_bounded(tmp_path, capsys):
+    err = error_of(capsys, "run", str(CASES / "sod.toml"), "--out", str(tmp_path / "out"), "--set",
+                   "initial.quadrature_points=1000")
+    assert "quadrature_points: out of range: allowed 1 <= quadrature_points <= 16, got 1000" in err
+
+
+def test_ranks_asked_of_a_run_without_mpirun_are_a_warning_and_the_plan_stays_in_the_log(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(CASES / "sod.toml"), "--out", str(out), "--set", "grid.cells=[40]",
+                 "--set", "parallel.ranks=[3]"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: [parallel] ranks = [3] asks for 3 MPI ranks, but this run is one process" in err
+    assert "kernel plan" not in err and "kernel plan" in (out / "run.log").read_text()
+
+
+def test_models_lists_whole_first_paragraphs(capsys):
+    assert main(["models"]) == 0
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert listed["shallow_water"].rstrip().endswith("in 1D and 2D.")  # (its sentence runs over two lines)
+    assert all(line.rstrip().endswith((".", ")")) for line in listed.values())

@@ -7,6 +7,7 @@ one holding no other run's results (run/folder.py).
 """
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from .. import checkpoint, registry
 from ..errors import RunInterrupted, SimulationError
+from . import backend
 from . import folder as run_folder
 from ..parallel.comm import on_root, world
 from .log import NoLog, RunLog, append
@@ -98,6 +100,10 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
         log.write(command_line(args.argv))
         for path, why in loaded.skipped if loaded else ():
             log.warn(f"skipped {path}: {why}")
+        asked = math.prod(case["parallel"]["ranks"] or [1])
+        if comm.size == 1 and asked > 1:
+            log.warn(f"[parallel] ranks = {case['parallel']['ranks']} asks for {asked} MPI ranks, but this run is one "
+                     f"process: it runs as one block (start it with mpirun -n {asked} taichiflow run ...)")
         try:
             return simulate(args, case, out, loaded, allowed, max_wall_time, log)
         except BaseException as err:
@@ -125,8 +131,8 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
               f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme {faces} + "
               f"{scheme['integrator']}; set up (Taichi started, the initial state filled on the device) in {ready_s:.2f} s")
     for line in [*sim.plan.describe().splitlines(), sim.solver.halo.describe(sim.arch)]:
-        if line:
-            log.write(line)
+        if line:  # (the kernels' internals: in run.log, on the terminal with --verbose)
+            log.write(line) if backend.VERBOSE else log.record(line)
     try:
         stats = sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed, log=log.write)
     except RunInterrupted as err:
