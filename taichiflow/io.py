@@ -286,6 +286,29 @@ def _parse_header(head: bytes, path):
     return root, marker + 1, htype
 
 
+def require_complete_vti(path) -> None:
+    """ValueError naming the file where a .vti (or a .pvti's piece) written by write_vti is
+    shorter than its arrays need: a snapshot cut off by a kill or a full disk (VTK would read
+    it as one without arrays, numpy as a too small buffer)."""
+    if os.fspath(path).endswith(".pvti"):
+        for piece, _ in _pvti_pieces(path):
+            require_complete_vti(piece)
+        return
+    size = os.path.getsize(path)
+    root, base, htype = _parse_header(_read_head(path), path)
+    with open(path, "rb") as f:
+        for el in root.iter("DataArray"):
+            offset = base + int(el.get("offset"))
+            f.seek(offset)
+            count = f.read(htype.itemsize)
+            needed = offset + htype.itemsize + (int(np.frombuffer(count, htype)[0]) if len(count) == htype.itemsize
+                                                else 0)
+            if len(count) < htype.itemsize or needed > size:
+                raise ValueError(f"{path}: damaged snapshot: the file ends at byte {size:,}, but its array "
+                                 f"{el.get('Name')!r} needs {max(needed, offset + htype.itemsize):,} (cut off while "
+                                 "written?)")
+
+
 def _read_head(path, chunk=1 << 16) -> bytes:
     """The first bytes of a file, through the "_" that starts its appended data."""
     head = b""
@@ -306,6 +329,7 @@ def map_vti_arrays(path) -> dict:
     if os.fspath(path).endswith(".pvti"):
         pieces = [map_vti_arrays(piece) for piece, _ in _pvti_pieces(path)]
         return {name: np.concatenate([p[name] for p in pieces]) for name in pieces[0]}
+    require_complete_vti(path)
     root, base, htype = _parse_header(_read_head(path), path)
     img = root.find("ImageData")
     ext = [int(v) for v in img.get("WholeExtent").split()]
@@ -337,6 +361,7 @@ def read_vti(path):
     """
     if os.fspath(path).endswith(".pvti"):
         return read_pvti(path)
+    require_complete_vti(path)
     with open(path, "rb") as f:
         raw = f.read()
     root, base, htype = _parse_header(raw, path)

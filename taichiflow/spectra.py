@@ -88,10 +88,32 @@ def _csv_text(k, columns: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def warn_unless_periodic(source: Path) -> None:
+    """A warning on stderr where the run's case (case.toml beside its snapshots) has a boundary
+    that is not periodic: the FFT takes the grid as periodic, so the jump at the boundary
+    spreads energy over every k."""
+    case_file = (source if source.is_dir() else source.parent) / "case.toml"
+    if not case_file.is_file():
+        return
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    with open(case_file, "rb") as f:
+        boundary = tomllib.load(f).get("boundary", {})
+    kinds = {axis: [kind] if isinstance(kind, str) else kind for axis, kind in boundary.items() if axis in "xyz"}
+    others = {axis: sides for axis, sides in kinds.items() if any(side != "periodic" for side in sides)}
+    if others:
+        listed = ", ".join(f"{axis} = {sides}" for axis, sides in others.items())
+        print(f"taichiflow: warning: the spectrum takes the grid as periodic, but this run's [boundary] has {listed}: "
+              "the jump across those faces spreads energy over every k", file=sys.stderr)
+
+
 def spectrum_command(args) -> int:
     """`taichiflow spectrum SOURCE [--time T | --times T ...] [--field F] [--weight W]
     [--csv FILE] [--plot PNG]`: one CSV column per snapshot, and a log-log plot."""
     snapshots = pick_snapshots(args.source, args.time, args.times)
+    warn_unless_periodic(Path(args.source))
     curves = []
     for listed_time, path in snapshots:
         time, k, energy = snapshot_spectrum(path, args.field, args.weight, args.density)

@@ -71,3 +71,26 @@ def test_models_lists_whole_first_paragraphs(capsys):
     listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert listed["shallow_water"].rstrip().endswith("in 1D and 2D.")  # (its sentence runs over two lines)
     assert all(line.rstrip().endswith((".", ")")) for line in listed.values())
+
+
+def sod_run(folder, *sets):
+    assert main(["run", str(CASES / "sod.toml"), "--out", str(folder), "--quiet", "--set", "grid.cells=[64]",
+                 *[item for text in sets for item in ("--set", text)]]) == 0
+    return folder
+
+
+def test_a_cut_off_snapshot_is_named_by_view_and_spectrum(tmp_path, capsys):
+    out = sod_run(tmp_path / "out", "boundary.x='periodic'")
+    last = sorted(out.glob("snapshot_*.vti"))[-1]
+    last.write_bytes(last.read_bytes()[:last.stat().st_size // 2])
+    for command in (["view", str(out), "--screenshot", str(tmp_path / "w.png")], ["spectrum", str(out)]):
+        assert f"{last}: damaged snapshot: the file ends at byte" in error_of(capsys, *command)
+
+
+def test_spectrum_warns_where_the_run_was_not_periodic(tmp_path, capsys):
+    walled, periodic = sod_run(tmp_path / "walled"), sod_run(tmp_path / "periodic", "boundary.x='periodic'")
+    assert main(["spectrum", str(walled)]) == 0
+    assert "warning: the spectrum takes the grid as periodic, but this run's [boundary] has x = ['outflow', " \
+           "'outflow']" in capsys.readouterr().err
+    assert main(["spectrum", str(periodic)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import map_vti_arrays, read_pvd
+from ..io import map_vti_arrays, read_pvd, require_complete_vti
 from .env import pv, require_pyvista
 from .fields import scalar_values, value_range
 from .mirror import mirrored_across, plane_of, symmetry_faces
@@ -153,6 +153,7 @@ def _read(path: Path):
     if path.suffix == ".vtu":
         from .amr import resampled
         return resampled(pv.read(str(path)))
+    require_complete_vti(path)  # (VTK reads a cut-off file as one without arrays)
     return pv.read(str(path))
 
 
