@@ -20,7 +20,7 @@ from typing import Any
 from . import registry
 from .case_overrides import apply_override
 from .case_perturbations import Extent, check_formula, check_raster, check_turbulence, check_wave_vector
-from .case_rules import AXES, check_amr, check_box, check_grid, check_half_space, check_scheme
+from .case_rules import AXES, check_amr, check_box, check_grid, check_half_space, check_scheme, unused_scheme_keys
 from .errors import CaseError, suggest
 from .toml_text import dump_toml, show
 
@@ -687,7 +687,13 @@ def load_case(path, overrides=()) -> dict:
     for text in [overrides] if isinstance(overrides, str) else overrides:
         ctx.overrides[apply_override(raw, text, SCHEMA.keys)] = text
     _declare_model_solvers(raw, Path(path))
-    return {"_source": file, **SCHEMA.check(raw, _Loc(ctx))}
+    checked = SCHEMA.check(raw, _Loc(ctx))
+    scheme_keys = SCHEMA.keys["scheme"].spec.keys
+    given = {key: value for key, value in raw.get("scheme", {}).items()  # (a resolved case.toml lists every default)
+             if key in scheme_keys and value != scheme_keys[key].default
+             and not (key == "riemann" and value == registry.methods.get(checked["scheme"]["method"]).default_riemann)}
+    warnings = unused_scheme_keys(given, checked["scheme"])
+    return {"_source": file, **checked, **({"_warnings": warnings} if warnings else {})}
 
 
 def _declare_model_solvers(raw: dict, path: Path) -> None:

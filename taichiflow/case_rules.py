@@ -47,6 +47,26 @@ def check_amr(amr, at):
                                             f"got {amr['derefine_below']}")
 
 
+def unused_scheme_keys(given: dict, scheme: dict) -> list[str]:
+    """Warnings for the [scheme] keys a case sets (`given`: those not at their defaults) that its
+    scheme does not read: a reconstruction's
+    or Riemann solver's option beside another one (limiter beside weno5, wave_speeds beside
+    rusanov), and every face key beside a method with its own flux (SHASTA)."""
+    method = registry.methods.get(scheme["method"])
+    options = {key for catalogue in (registry.reconstructions, registry.riemann_solvers)
+               for entry in catalogue.entries() for key in entry.options} - {"variables"}
+    if method.own_flux:
+        read, unread = set(), options | {"reconstruction", "riemann"}
+        chosen = f"method = '{method.name}' (its own flux)"
+    else:
+        recon = registry.reconstructions.get(scheme["reconstruction"])
+        riemann = registry.riemann_solvers.get(scheme["riemann"])
+        read, unread = set(recon.options) | set(riemann.options), options
+        chosen = f"reconstruction = '{recon.name}' and riemann = '{riemann.name}'"
+    return [f"[scheme] {key} = {given[key]!r} is not read by {chosen}: it has no effect"
+            for key in given if key in unread and key not in read]
+
+
 def check_scheme(scheme, at):
     """The method's defaults for riemann and variables, and the choices it refuses."""
     method = registry.methods.get(scheme["method"])

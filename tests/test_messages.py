@@ -3,7 +3,7 @@ message, a traceback or a silent default; each is now one line naming what the u
 import pytest
 
 from helpers import CASES
-from taichiflow.case import load_case
+from taichiflow.case import dump_toml, load_case
 from taichiflow.cli import main
 
 
@@ -94,3 +94,27 @@ def test_spectrum_warns_where_the_run_was_not_periodic(tmp_path, capsys):
            "'outflow']" in capsys.readouterr().err
     assert main(["spectrum", str(periodic)]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sets, warned", [
+    (["scheme.limiter='minmod'"], "[scheme] limiter = 'minmod' is not read by reconstruction = 'weno5' and "
+                                  "riemann = 'hllc'"),
+    (["scheme.riemann='rusanov'", "scheme.wave_speeds='einfeldt'"], "[scheme] wave_speeds = 'einfeldt' is not read"),
+    (["model.name='srhd'", "scheme.method='shasta'", "scheme.riemann='hllc'"],
+     "[scheme] riemann = 'hllc' is not read by method = 'shasta' (its own flux)"),
+])
+def test_a_scheme_key_the_scheme_does_not_read_is_a_warning(tmp_path, capsys, sets, warned):
+    assert load_case(CASES / "sod.toml", sets).get("_warnings")
+    sod_run(tmp_path / "out", *sets)
+    assert f"taichiflow: warning: {warned}" in capsys.readouterr().err
+
+
+def test_the_shipped_cases_and_their_resolved_copies_set_no_key_their_scheme_ignores(tmp_path):
+    """A run's case.toml lists every default (a resume reads it): none of them is warned about."""
+    warned = []
+    for path in sorted(CASES.glob("*.toml")):
+        case = load_case(path)
+        resolved = tmp_path / path.name
+        resolved.write_text(dump_toml(case))
+        warned += [(path.name, w) for w in case.get("_warnings", []) + load_case(resolved).get("_warnings", [])]
+    assert not warned

@@ -100,6 +100,8 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
         log.write(command_line(args.argv))
         for path, why in loaded.skipped if loaded else ():
             log.warn(f"skipped {path}: {why}")
+        for warning in case.get("_warnings", ()):
+            log.warn(warning)
         asked = math.prod(case["parallel"]["ranks"] or [1])
         if comm.size == 1 and asked > 1:
             log.warn(f"[parallel] ranks = {case['parallel']['ranks']} asks for {asked} MPI ranks, but this run is one "
