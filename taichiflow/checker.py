@@ -17,6 +17,7 @@ import taichi as ti
 
 from .errors import ModelError, ParameterError, model_error_within
 from .model import load_model
+from .run.backend import start_taichi
 
 PASS, FAIL, SKIP, WARN = "PASS", "FAIL", "SKIP", "WARN"
 AXES = "xyz"
@@ -422,7 +423,7 @@ def run_checks(model_path, samples: int = 64, seed: int = 0, params=None, out=No
     out = out or sys.stdout
     if samples < 1:
         raise ModelError(f"--samples must be >= 1, got {samples}")
-    ti.init(arch=ti.cpu, default_fp=ti.f64, fast_math=False, log_level=ti.WARN)
+    start_taichi(arch=ti.cpu, default_fp=ti.f64, fast_math=False)
     try:
         model = load_model(str(model_path))
     except ModelError as err:

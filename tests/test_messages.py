@@ -118,3 +118,37 @@ def test_the_shipped_cases_and_their_resolved_copies_set_no_key_their_scheme_ign
         resolved.write_text(dump_toml(case))
         warned += [(path.name, w) for w in case.get("_warnings", []) + load_case(resolved).get("_warnings", [])]
     assert not warned
+
+
+def test_a_spectrum_with_energy_in_one_shell_is_kept_in_the_plot_and_its_legend():
+    """t = 0 of a one-mode start has its energy in one shell: it was dropped from the plot."""
+    import numpy as np
+    from taichiflow.viz.log_charts import log_chart
+    k = np.arange(5.0)
+    one_shell, spread = np.array([0.0, 1.0, 0.0, 0.0, 0.0]), np.array([0.0, 0.5, 0.2, 0.1, 0.05])
+    chart = log_chart([("t = 0", k, one_shell), ("t = 1", k, spread)], "k", "E(k)")
+    assert [plot.label for plot in chart.plots()] == ["t = 0", "t = 1"]
+
+
+def test_taichis_own_noise_is_kept_out_of_sight(capsys):
+    """Taichi's start line and its SyntaxWarning on static loops over more than 32 components
+    (a model's matrices: every MHD and two-phase run printed it) are not shown."""
+    import warnings
+
+    import taichi as ti
+    from taichiflow.run.backend import init_taichi
+
+    init_taichi("cpu", "f64", False)
+    assert "[Taichi]" not in capsys.readouterr().out
+
+    @ti.kernel
+    def unrolled() -> ti.f64:
+        total = 0.0
+        for k in ti.static(range(40)):
+            total += k
+        return total
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert unrolled() == 780.0
+    assert not [w for w in seen if "unrolling" in str(w.message)]

@@ -36,14 +36,21 @@ def init_taichi(arch: str, precision: str, fast_math, local_rank: int = 0, ranks
     dtype = ti.f32 if precision == "f32" else ti.f64
     global _starts
     _starts += 1
-    # ti.init prints "[Taichi] Starting on arch=..." unconditionally: kept out of sight
-    # unless verbose (run.log names the arch).
-    with contextlib.nullcontext() if VERBOSE else contextlib.redirect_stdout(io.StringIO()):
-        ti.init(arch=ti.cuda if arch == "cuda" else ti.cpu, default_fp=dtype, fast_math=bool(fast_math),
-                log_level=ti.INFO if VERBOSE else ti.WARN, offline_cache=True)
+    start_taichi(arch=ti.cuda if arch == "cuda" else ti.cpu, default_fp=dtype, fast_math=bool(fast_math),
+                 offline_cache=True)
     if arch == "cuda" and ti.lang.impl.current_cfg().arch != ti.cuda:
         raise SimulationError("arch 'cuda' was requested but no CUDA device is available; use --arch cpu")
     return arch, precision, bool(fast_math)
+
+
+def start_taichi(**options) -> None:
+    """ti.init with Taichi's own noise out of sight unless verbose: "[Taichi] Starting on
+    arch=...", printed unconditionally (run.log names the arch), its INFO log, and the
+    SyntaxWarning on every static loop over more than 32 components (a model's matrices:
+    every MHD and two-phase run printed it; unrolling_limit = 0 turns the warning off)."""
+    quiet = {} if VERBOSE else {"unrolling_limit": 0}
+    with contextlib.nullcontext() if VERBOSE else contextlib.redirect_stdout(io.StringIO()):
+        ti.init(log_level=ti.INFO if VERBOSE else ti.WARN, **quiet, **options)
 
 
 def has_cuda() -> bool:

@@ -23,8 +23,9 @@ def on_log_axes(x, y):
 def log_chart(curves, x_label: str, y_label: str, title: str = "", references=(), loc=(0.0, 0.0),
               size=(1.0, 1.0)):
     """A Chart2D on log axes with a coloured line per (label, x, y) in `curves` and a grey dashed
-    line per (label, x, y) in `references`, each of its points that log axes show; `loc` and
-    `size` place it in the window (fractions). Raises ValueError when no curve has two points."""
+    line per (label, x, y) in `references`, each of its points that log axes show (a curve with
+    one such point a marker); `loc` and `size` place it in the window (fractions). Raises
+    ValueError when no curve has two points."""
     require_pyvista()
     chart = pv.Chart2D(size=size, loc=loc, x_label=x_label, y_label=y_label)
     chart.background_color = "white"
@@ -32,9 +33,12 @@ def log_chart(curves, x_label: str, y_label: str, title: str = "", references=()
     drawn = False
     for i, (label, x, y) in enumerate(curves):
         x, y = on_log_axes(x, y)
+        colour = _LINE_COLOURS[i % len(_LINE_COLOURS)]
         if len(x) >= 2:
-            chart.line(x, y, color=_LINE_COLOURS[i % len(_LINE_COLOURS)], width=3.0, label=label)
+            chart.line(x, y, color=colour, width=3.0, label=label)
             drawn = True
+        elif len(x) == 1:  # (a single shell with energy, as at t = 0 of a one-mode start: a marker, in the legend)
+            chart.scatter(x, y, color=colour, size=12, style="o", label=label)
     if not drawn:
         raise ValueError(f"no curve of {y_label} has two points with positive values: nothing to plot on log axes")
     for label, x, y in references:
