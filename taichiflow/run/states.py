@@ -52,6 +52,9 @@ def resolve_states(case: dict, model, params: dict) -> tuple[dict, dict, float |
     perturbations = [_resolved_perturbation(p, background, model, params, f"{where}: [initial] perturbations.{n}")
                      for n, p in enumerate(initial.get("perturbations", ()))]
     initial.update(background=background, regions=regions, perturbations=perturbations)
+    _require_positive(background, model, f"{where}: [initial] background")
+    for n, region in enumerate(regions):
+        _require_positive({**background, **region["state"]}, model, f"{where}: [initial] regions.{n}.state")
 
     inflow = {}
     for face, table in case["boundary"].get("inflow", {}).items():
@@ -64,6 +67,16 @@ def resolve_states(case: dict, model, params: dict) -> tuple[dict, dict, float |
         else:
             inflow[face] = validate_state(_expand_material(table, case, model, params, at), sizes, at)
     return initial, inflow, jump
+
+
+def _require_positive(state: dict, model, where: str) -> None:
+    """CaseError naming the value given where a variable the model keeps positive is not (the
+    state converted would show only its consequence: rho = 0 gave "vel_x = nan")."""
+    for name in model.positive:
+        value = state.get(name)
+        if isinstance(value, (int, float)) and not value > 0:
+            raise CaseError(f"{where}: {name} = {value!r}; model '{model.name}' needs {name} > 0 "
+                            f"(its positive variables: {', '.join(model.positive)})")
 
 
 def _shocked(region: dict, pre: dict, model, params: dict, where: str):
