@@ -85,7 +85,11 @@ class Model:
         self.solver_docs: dict[str, str] = {}
         self.setup: dict[str, object] = {}     # plain-Python set-up hooks (material, shock_state, linear_waves)
         self.source_file = "<unknown>"
+        # unit vectors: in flux functions the normal frame's (ex the face normal), in `source`
+        # and the other state functions the global frame's (the grid's x, y, z)
         self.ex = ti.Vector([1.0, 0.0, 0.0])
+        self.ey = ti.Vector([0.0, 1.0, 0.0])
+        self.ez = ti.Vector([0.0, 0.0, 1.0])
 
     @staticmethod
     def _check_layout(spec, what):
