@@ -111,7 +111,9 @@ def test_the_run_log_keeps_the_errors_that_end_a_run(earlier, tmp_path):
 
 def test_the_run_log_keeps_a_failed_run(tmp_path):
     out = tmp_path / "H"
+    # (a perturbation that takes p below zero in some cells: a state given with p <= 0 is refused
+    # before the run, tests/test_messages.py)
     args = ["run", str(CASES / "sod.toml"), "--out", str(out), "--quiet", "--arch", "cpu", "--precision", "f64",
-            "--set", "initial.regions.0.state.p=-1.0"]
+            "--set", "initial.perturbations=[{kind='sine', variable='p', amplitude=5.0, wavenumber=[6.283185307179586]}]"]
     assert main(args) == 2
     assert "FAILED: inadmissible initial state" in (out / "run.log").read_text()
