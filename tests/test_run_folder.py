@@ -114,6 +114,7 @@ def test_the_run_log_keeps_a_failed_run(tmp_path):
     # (a perturbation that takes p below zero in some cells: a state given with p <= 0 is refused
     # before the run, tests/test_messages.py)
     args = ["run", str(CASES / "sod.toml"), "--out", str(out), "--quiet", "--arch", "cpu", "--precision", "f64",
-            "--set", "initial.perturbations=[{kind='sine', variable='p', amplitude=5.0, wavenumber=[6.283185307179586]}]"]
+            "--set", "initial.perturbations=[{kind='sine', variable='p', amplitude=5.0, "
+                     "wavenumber=[6.283185307179586]}]"]
     assert main(args) == 2
     assert "FAILED: inadmissible initial state" in (out / "run.log").read_text()
