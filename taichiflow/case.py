@@ -688,11 +688,7 @@ def load_case(path, overrides=()) -> dict:
         ctx.overrides[apply_override(raw, text, SCHEMA.keys)] = text
     _declare_model_solvers(raw, Path(path))
     checked = SCHEMA.check(raw, _Loc(ctx))
-    scheme_keys = SCHEMA.keys["scheme"].spec.keys
-    given = {key: value for key, value in raw.get("scheme", {}).items()  # (a resolved case.toml lists every default)
-             if key in scheme_keys and value != scheme_keys[key].default
-             and not (key == "riemann" and value == registry.methods.get(checked["scheme"]["method"]).default_riemann)}
-    warnings = unused_scheme_keys(given, checked["scheme"])
+    warnings = unused_scheme_keys(raw.get("scheme", {}), checked["scheme"], SCHEMA.keys["scheme"].spec.keys)
     return {"_source": file, **checked, **({"_warnings": warnings} if warnings else {})}
 
 

@@ -47,12 +47,15 @@ def check_amr(amr, at):
                                             f"got {amr['derefine_below']}")
 
 
-def unused_scheme_keys(given: dict, scheme: dict) -> list[str]:
-    """Warnings for the [scheme] keys a case sets (`given`: those not at their defaults) that its
-    scheme does not read: a reconstruction's
-    or Riemann solver's option beside another one (limiter beside weno5, wave_speeds beside
-    rusanov), and every face key beside a method with its own flux (SHASTA)."""
+def unused_scheme_keys(written: dict, scheme: dict, keys: dict) -> list[str]:
+    """Warnings for the [scheme] keys a case sets that its scheme does not read: a
+    reconstruction's or Riemann solver's option beside another one (limiter beside weno5,
+    wave_speeds beside rusanov), and every face key beside a method with its own flux (SHASTA).
+    `written`: the table as the file has it; `keys`: the schema's keys. A key at its default is
+    not warned about (a run's resolved case.toml lists every default)."""
     method = registry.methods.get(scheme["method"])
+    defaults = {key: spec.default for key, spec in keys.items()} | {"riemann": method.default_riemann}
+    given = {key: value for key, value in written.items() if key in keys and value != defaults[key]}
     options = {key for catalogue in (registry.reconstructions, registry.riemann_solvers)
                for entry in catalogue.entries() for key in entry.options} - {"variables"}
     if method.own_flux:

@@ -101,7 +101,7 @@ def warn_unless_periodic(source: Path) -> None:
         import tomli as tomllib
     with open(case_file, "rb") as f:
         boundary = tomllib.load(f).get("boundary", {})
-    kinds = {axis: [kind] if isinstance(kind, str) else kind for axis, kind in boundary.items() if axis in "xyz"}
+    kinds = {axis: [kind] if isinstance(kind, str) else kind for axis, kind in boundary.items() if axis in ("x", "y", "z")}
     others = {axis: sides for axis, sides in kinds.items() if any(side != "periodic" for side in sides)}
     if others:
         listed = ", ".join(f"{axis} = {sides}" for axis, sides in others.items())

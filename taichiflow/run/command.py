@@ -133,8 +133,10 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
               f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme {faces} + "
               f"{scheme['integrator']}; set up (Taichi started, the initial state filled on the device) in {ready_s:.2f} s")
     for line in [*sim.plan.describe().splitlines(), sim.solver.halo.describe(sim.arch)]:
-        if line:  # (the kernels' internals: in run.log, on the terminal with --verbose)
-            log.write(line) if backend.VERBOSE else log.record(line)
+        if line and backend.VERBOSE:  # (the kernels' internals: in run.log, on the terminal with --verbose)
+            log.write(line)
+        elif line:
+            log.record(line)
     try:
         stats = sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed, log=log.write)
     except RunInterrupted as err:

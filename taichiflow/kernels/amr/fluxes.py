@@ -19,7 +19,7 @@ import taichi as ti
 
 from ...layout import component
 from ..faces import SweepContext, face_functions, make_flux_divergence
-from .pool import COARSER, FINER, face_direction, make_w_reader, pool_index, row_cell
+from .pool import COARSER, FINER, face_direction, pool_index, row_cell
 
 
 def pool_contexts(pool, plan):
@@ -30,7 +30,7 @@ def pool_contexts(pool, plan):
     to_normal = [phys.W.rotation(d, True) for d in range(dim)]
     to_global = [phys.U.rotation(d, False) + list(range(n_conserved, phys.n_flux)) for d in range(dim)]
     common = dict(phys=phys, plan=plan, dtype=pool.dtype, lower=pool.lower, offset=(), U=pool.U, U0=pool.U0,
-                  R=pool.R, W=pool.W, fallbacks=None, clock=None, read_w=make_w_reader(pool))
+                  R=pool.R, W=pool.W, fallbacks=None, clock=None, read_w=pool.read_w)
     on_pool = SweepContext(cells=(pool.capacity,) + pool.block_shape, dx=(1.0,) * (dim + 1),
                            inv_dx=[1.0] * (dim + 1), to_normal_W=[None] + to_normal,
                            to_global_F=[None] + to_global, **common)

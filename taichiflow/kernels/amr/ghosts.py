@@ -24,7 +24,7 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
-from .pool import FINER, face_direction, make_w_reader, pool_index, row_cell
+from .pool import FINER, face_direction, pool_index, row_cell
 
 ZERO_GRADIENT = ("outflow", "absorbing")
 MIRRORED = ("wall", "symmetry")
@@ -45,30 +45,25 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
             raise ValueError(f"boundary kind {kind!r} is not supported with [amr] (supported: "
                              f"{', '.join(SUPPORTED_KINDS)})")
     ghost_cells, ghost_cell = _ghost_cells(pool)
-    pulled, prolonged = _pulled_value(pool, faces, inflow), _prolonged_value(pool)
 
-    @ti.kernel
-    def fill_pulled(counts: ti.types.vector(3, ti.i32)):
-        """The ghost cells of the listed faces whose neighbour is finer or the boundary."""
-        for axis in ti.static(range(dim)):
-            for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
-                slot, side, k, parts = ghost_cell(pool.pulled_faces, J, axis)
-                if side == 0:
-                    W[pool_index(slot, parts)] = pulled(slot, axis, 0, k, parts)
-                else:
-                    W[pool_index(slot, parts)] = pulled(slot, axis, 1, k, parts)
+    def fill_kernel(listed, value):
+        """The kernel that fills the ghost cells of the faces in `listed` with value(slot,
+        axis, side, layer, parts)."""
+        @ti.kernel
+        def fill(counts: ti.types.vector(3, ti.i32)):
+            for axis in ti.static(range(dim)):
+                for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
+                    slot, side, k, parts = ghost_cell(listed, J, axis)
+                    if side == 0:
+                        W[pool_index(slot, parts)] = value(slot, axis, 0, k, parts)
+                    else:
+                        W[pool_index(slot, parts)] = value(slot, axis, 1, k, parts)
+        return fill
 
-    @ti.kernel
-    def fill_coarser(counts: ti.types.vector(3, ti.i32)):
-        """The ghost cells of the listed faces whose neighbour is coarser (after fill_pulled)."""
-        for axis in ti.static(range(dim)):
-            for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
-                slot, side, _, parts = ghost_cell(pool.coarser_faces, J, axis)
-                if side == 0:
-                    W[pool_index(slot, parts)] = prolonged(slot, faces[2 * axis][2], faces[2 * axis][4], parts)
-                else:
-                    W[pool_index(slot, parts)] = prolonged(slot, faces[2 * axis + 1][2], faces[2 * axis + 1][4],
-                                                           parts)
+    # the faces whose neighbour is finer or the boundary, then those whose neighbour is coarser
+    # (prolongation reads the coarse block's cells the first pass filled)
+    fill_pulled = fill_kernel(pool.pulled_faces, _pulled_value(pool, faces, inflow))
+    fill_coarser = fill_kernel(pool.coarser_faces, _prolonged_value(pool, faces))
 
     def fill_near():
         """Every ghost cell from a finer block or the boundary."""
@@ -140,15 +135,15 @@ def _pulled_value(pool, faces, inflow):
     return pulled
 
 
-def _prolonged_value(pool):
-    """prolonged(slot, direction, offset, parts): a ghost cell of a fine block from the
-    coarse block across the face (direction, offset)."""
-    dim, N, W, neighbour, origin = pool.dim, pool.N, pool.W, pool.neighbour, pool.origin
-    read_w = make_w_reader(pool)
+def _prolonged_value(pool, faces):
+    """prolonged(slot, axis, side, layer k, parts): a ghost cell of a fine block's face (axis,
+    side) from the coarse block across it."""
+    dim, N, W, neighbour, origin, read_w = pool.dim, pool.N, pool.W, pool.neighbour, pool.origin, pool.read_w
 
     @ti.func
-    def prolonged(slot, direction: ti.template(), offset: ti.template(), parts):
+    def prolonged(slot, axis: ti.template(), side: ti.template(), k, parts):
         """Limited linear W of the fine ghost cell `parts` from the coarse block across."""
+        direction, offset = faces[2 * axis + side][2], faces[2 * axis + side][4]
         coarse = neighbour[slot, direction, 0]
         cell = []
         for d in ti.static(range(dim)):

@@ -52,8 +52,8 @@ class BlockPool:
         # per axis the faces of listed blocks (slot * 2 + side) whose neighbour across is coarser
         # (their ghost layers prolonged, their flux kept in the register: kernels/amr/fluxes.py),
         # and those whose ghost layers are pulled from a finer block or the block itself (the
-        # domain's boundary); the rest, between blocks of one level, get theirs pushed by the
-        # pass that computes W (kernels/amr/ghosts.py)
+        # domain's boundary); the rest, between blocks of one level, have none: `read_w` reads
+        # the block across (make_w_reader)
         self.coarser_faces = ti.field(ti.i32, shape=(dim, 2 * capacity))
         self.pulled_faces = ti.field(ti.i32, shape=(dim, 2 * capacity))
         self.n_coarser = self.n_pulled = (0,) * dim
@@ -67,6 +67,7 @@ class BlockPool:
             self.level_inv_dx[level] = [1.0 / h for h in widths]
         self.R.fill(0.0)
         self._write_rows = self._row_writer()
+        self.read_w = make_w_reader(self)  # (every kernel reading W past a block's face)
 
     def _row_writer(self):
         level, origin, neighbour, relation, dim = self.level, self.origin, self.neighbour, self.relation, self.dim

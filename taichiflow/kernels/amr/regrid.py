@@ -21,7 +21,7 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
-from .pool import make_w_reader, pool_index
+from .pool import pool_index
 
 
 def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
@@ -35,7 +35,7 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
     indicator = ti.field(ti.f64, shape=pool.capacity)
     own_indicator = "refinement" in phys.model.functions
     gradient = ti.field(ti.f64, shape=pool.capacity)
-    read_w = make_w_reader(pool)  # (a ghost cell beside a same-level block is that block's own)
+    read_w = pool.read_w  # (a ghost cell beside a same-level block is that block's own)
 
     @ti.func
     def conserved_at(slot, cell):

@@ -146,7 +146,8 @@ class PackSolver:
         return block, tuple(int(i) for i in np.unravel_index(cell, (self.N,) * self.dim))
 
     def fill_ghosts(self):
-        """The ghost layers W's pass did not push (kernels/amr/ghosts.py)."""
+        """The ghost layers of the faces where the level jumps or the domain ends (the others
+        have none: kernels/amr/ghosts.py)."""
         self.fill_near()
         self.fill_from_coarser()
 
