@@ -162,6 +162,117 @@ def hlld(WL, WR, gamma, ch):
 
 
 @ti.func
+def _wave_structure(W, gamma):
+    """The speeds and normalisation of the seven ideal-MHD waves along x (Roe & Balsara 1996,
+    Stone et al. 2008 eqs. A10-A17): (a^2, c_a, c_f, c_s, alpha_f, alpha_s, beta_y, beta_z,
+    sign B_x, sqrt rho). With delta = c_a^2 + c_t^2 - a^2 and s = sqrt(delta^2 + 4 a^2 c_t^2)
+    = c_f^2 - c_s^2, alpha_f^2 = (a^2 - c_s^2) / s and alpha_s^2 = (c_f^2 - a^2) / s, each
+    numerator taken in the form without cancellation (the smaller one is 2 a^2 c_t^2 /
+    (s + |delta|)): so alpha_f^2 + alpha_s^2 = 1 and alpha_f^2 c_f^2 + alpha_s^2 c_s^2 = a^2
+    hold to round-off, and where B_t = 0 one alpha is exactly 0 with no threshold (Athena's
+    branches for c_f = a, c_s = a); at the triple point (B_t = 0, c_a = a: s = 0) alpha_f = 1.
+    beta = B_t / |B_t|, scaled first by its largest component (no underflow); (1, 0) where
+    B_t = 0. sign B_x is +1 where B_x = 0."""
+    inv_rho = 1.0 / W.rho
+    a2 = gamma * W.p * inv_rho
+    ca2 = W.B[0] * W.B[0] * inv_rho
+    ct2 = (W.B[1] * W.B[1] + W.B[2] * W.B[2]) * inv_rho
+    delta = ca2 + ct2 - a2
+    s = ti.sqrt(delta * delta + 4.0 * a2 * ct2)
+    cf2 = 0.5 * (a2 + ca2 + ct2 + s)
+    cs2 = a2 * ca2 / cf2  # (the product of the roots: accurate where c_s is small)
+    q = s + ti.abs(delta)
+    smaller = 2.0 * a2 * ct2 / ti.select(q > 0.0, q, 1.0)
+    n_f = ti.select(delta > 0.0, smaller, 0.5 * q)  # a^2 - c_s^2
+    n_s = ti.select(delta > 0.0, 0.5 * q, smaller)  # c_f^2 - a^2
+    total = n_f + n_s
+    alpha_f = ti.select(total > 0.0, ti.sqrt(n_f / ti.select(total > 0.0, total, 1.0)), 1.0)
+    alpha_s = ti.select(total > 0.0, ti.sqrt(n_s / ti.select(total > 0.0, total, 1.0)), 0.0)
+    scale = ti.max(ti.abs(W.B[1]), ti.abs(W.B[2]))
+    by = W.B[1] / ti.select(scale > 0.0, scale, 1.0)
+    bz = W.B[2] / ti.select(scale > 0.0, scale, 1.0)
+    bt = ti.sqrt(by * by + bz * bz)
+    beta_y = ti.select(scale > 0.0, by / ti.select(scale > 0.0, bt, 1.0), 1.0)
+    beta_z = ti.select(scale > 0.0, bz / ti.select(scale > 0.0, bt, 1.0), 0.0)
+    sign = ti.select(W.B[0] < 0.0, -1.0, 1.0)
+    return (a2, ti.sqrt(ca2), ti.sqrt(cf2), ti.sqrt(cs2), alpha_f, alpha_s, beta_y, beta_z, sign,
+            ti.sqrt(W.rho))
+
+
+@model.eigenvectors
+def eigenvectors(W, gamma, ch):
+    """(L, R) of the primitive system along x, W = (rho, v, p, B, psi), for characteristic
+    reconstruction. Columns of R, by speed: -c_h, v_x - c_f, v_x - c_a, v_x - c_s, v_x
+    (entropy), v_x + c_s, v_x + c_a, v_x + c_f, +c_h; rows of L likewise, L R = I.
+
+    The seven MHD waves are Roe & Balsara's (1996) in primitive variables with the
+    normalisation of Stone et al. (2008, ApJS 178, 137, appendix A, eqs. A12 and A18):
+    density amplitudes rho alpha_f, rho alpha_s, 1 for the fast, slow and entropy waves, unit
+    tangential velocity for the Alfven waves, the left rows of the magnetosonic waves scaled
+    by 1/(2 a^2). With alpha_f, alpha_s and beta_y, beta_z of _wave_structure they stay
+    finite and independent where waves coincide: B_t = 0 (beta fixed at (1, 0), the fast or
+    the slow pair then Alfvenic), B_x = 0 (c_s = c_a = 0: the slow and Alfven pairs span the
+    tangential discontinuity), and the triple point c_a = c_s = c_f = a (alpha_f = 1: the
+    fast pair is sound).
+
+    B_n and psi: along x they form the GLM pair B_x,t + psi_x = 0, psi_t + c_h^2 B_x,x = 0 of
+    speeds -c_h, +c_h, whose characteristic variables (B_x -/+ psi / c_h) / 2 are the first
+    and last rows: face_states solves that pair exactly, taking each wave's variable from its
+    upwind side, so each is reconstructed (limited) as one variable. The seven MHD waves take
+    B_x as a parameter (the coupling of B_x,x into their rows is left out): that is the
+    structure the face solution has, one B_n across the Riemann fan once the pair is resolved
+    (Mignone & Tzeferacos 2010; PLUTO's solvers likewise leave the solved pair out), and the
+    coupled Jacobian has no complete set of eigenvectors where c_h equals a fast speed, which
+    it does in the grid's fastest cell (c_h is that maximum). Without cleaning (c_h = 0: psi
+    stays zero) B_x and psi pass through unchanged."""
+    a2, ca, cf, cs, af, als, by, bz, sign, root = _wave_structure(W, gamma)
+    rho = W.rho
+    # the GLM pair, (B_x, psi) -> (B_x -/+ psi / c_h) / 2 and back; without cleaning, the identity
+    cleaning = ch > 0.0
+    inv_2ch = ti.select(cleaning, 0.5 / ti.select(cleaning, ch, 1.0), 0.0)
+    l_bx_minus, l_bx_plus, l_psi_plus = ti.select(cleaning, 0.5, 1.0), ti.select(cleaning, 0.5, 0.0), \
+        ti.select(cleaning, inv_2ch, 1.0)
+    r_psi_minus, r_bx_plus, r_psi_plus = -ti.select(cleaning, ch, 0.0), ti.select(cleaning, 1.0, 0.0), \
+        ti.select(cleaning, ch, 1.0)
+    qs, qf = sign * als * cs, sign * af * cf
+    a_s, a_f = als * ti.sqrt(a2) * root, af * ti.sqrt(a2) * root
+    n = 0.5 / a2
+    nr = n / rho
+    h = 0.5 / root
+    # columns: -ch, v-cf, v-ca, v-cs, v, v+cs, v+ca, v+cf, +ch; rows: rho, vx, vy, vz, p, Bx, By, Bz, psi
+    R = ti.Matrix([
+        [0.0, rho * af, 0.0, rho * als, 1.0, rho * als, 0.0, rho * af, 0.0],
+        [0.0, -cf * af, 0.0, -cs * als, 0.0, cs * als, 0.0, cf * af, 0.0],
+        [0.0, qs * by, -bz, -qf * by, 0.0, qf * by, bz, -qs * by, 0.0],
+        [0.0, qs * bz, by, -qf * bz, 0.0, qf * bz, -by, -qs * bz, 0.0],
+        [0.0, rho * a2 * af, 0.0, rho * a2 * als, 0.0, rho * a2 * als, 0.0, rho * a2 * af, 0.0],
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, r_bx_plus],
+        [0.0, a_s * by, -sign * root * bz, -a_f * by, 0.0, -a_f * by, -sign * root * bz, a_s * by, 0.0],
+        [0.0, a_s * bz, sign * root * by, -a_f * bz, 0.0, -a_f * bz, sign * root * by, a_s * bz, 0.0],
+        [r_psi_minus, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, r_psi_plus]])
+    L = ti.Matrix([
+        [0.0, 0.0, 0.0, 0.0, 0.0, l_bx_minus, 0.0, 0.0, -inv_2ch],
+        [0.0, -n * af * cf, n * qs * by, n * qs * bz, nr * af, 0.0, nr * a_s * by, nr * a_s * bz, 0.0],
+        [0.0, 0.0, -0.5 * bz, 0.5 * by, 0.0, 0.0, -sign * h * bz, sign * h * by, 0.0],
+        [0.0, -n * als * cs, -n * qf * by, -n * qf * bz, nr * als, 0.0, -nr * a_f * by, -nr * a_f * bz, 0.0],
+        [1.0, 0.0, 0.0, 0.0, -1.0 / a2, 0.0, 0.0, 0.0, 0.0],
+        [0.0, n * als * cs, n * qf * by, n * qf * bz, nr * als, 0.0, -nr * a_f * by, -nr * a_f * bz, 0.0],
+        [0.0, 0.0, 0.5 * bz, -0.5 * by, 0.0, 0.0, -sign * h * bz, sign * h * by, 0.0],
+        [0.0, n * af * cf, -n * qs * by, -n * qs * bz, nr * af, 0.0, nr * a_s * by, nr * a_s * bz, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 0.0, l_bx_plus, 0.0, 0.0, l_psi_plus]])
+    return L, R
+
+
+@model.eigenvalues
+def eigenvalues(W, gamma, ch):
+    """The speeds of eigenvectors' columns: -c_h, v_x - c_f, v_x - c_a, v_x - c_s, v_x,
+    v_x + c_s, v_x + c_a, v_x + c_f, +c_h."""
+    a2, ca, cf, cs, af, als, by, bz, sign, root = _wave_structure(W, gamma)
+    u = W.vel[0]
+    return ti.Vector([-ch, u - cf, u - ca, u - cs, u, u + cs, u + ca, u + cf, ch])
+
+
+@ti.func
 def _star_state(W, s, sM, bn):
     """(rho, v, B) behind the outer (fast) wave s (Miyoshi & Kusano eqs. 43-47); where that
     wave and the Alfven wave coincide (denominator ~ 0) v and B across stay as they were."""

@@ -17,7 +17,10 @@ which cancels the flux difference of a lake at rest exactly whatever the reconst
 Near dry cells the velocity is desingularised (Kurganov & Petrova 2007):
 vel = 2 h (h vel) / (h^2 + max(h^2, dry_depth^2)), zero in a dry cell; after each step the
 discharge of a layer thinner than dry_depth is set to zero and friction is applied
-semi-implicitly, h vel <- h vel / (1 + dt g n^2 |vel| / h^(4/3)), stable however thin the layer.
+semi-implicitly, h vel <- h vel / (1 + dt k |vel| / h^a), stable however thin the layer, with
+the law's k and a: Manning g n^2 and 4/3 (n per cell, the static field), Chezy g / C^2 and 1,
+Darcy-Weisbach f / 8 and 1 (C = `chezy` and f = `darcy_weisbach`, parameters, as magnitudes:
+0 leaves the law out of the compiled step; the laws' slopes add where more than one is set).
 """
 import taichi as ti
 
@@ -27,14 +30,15 @@ model = Model(
     "shallow_water",
     conserved={"h": 1, "mom": 3, "bed": 1, "manning": 1},
     primitive={"h": 1, "vel": 3, "bed": 1, "manning": 1},
-    params={"g": 9.81, "dry_depth": 1e-6},
+    params={"g": 9.81, "dry_depth": 1e-6, "chezy": 0.0, "darcy_weisbach": 0.0},
     velocity="vel",
     static=("bed", "manning"),
     balance=3,
     dimensions=(1, 2),
     exact_wave_speeds=True,   # u_n -/+ sqrt(g h): the extreme speeds of (h, h vel); bed and manning do not move
     sample={"h": 1.0, "vel": [0.3, -0.2, 0.0], "bed": 0.1, "manning": 0.0},
-    description="Shallow water over a bed: hydrostatic reconstruction, wet and dry, Manning friction",
+    description="Shallow water over a bed: hydrostatic reconstruction, wet and dry, Manning, Chezy or "
+                "Darcy-Weisbach friction",
 )
 
 
@@ -106,11 +110,17 @@ def bed_slope(lower, upper, g):
 
 
 @model.after_step
-def friction(U, dt, width, g, dry_depth):
-    """Manning friction, implicit in the velocity; no discharge in a layer thinner than dry_depth."""
+def friction(U, dt, width, g, dry_depth, chezy: ti.template(), darcy_weisbach: ti.template()):
+    """Friction implicit in the velocity (Manning's per cell; Chezy's and Darcy-Weisbach's only
+    where their parameter is set, compiled in: without them the step is Manning's alone); no
+    discharge in a layer thinner than dry_depth."""
     h = ti.max(U.h, dry_depth)
     speed = desingularised_velocity(U.h, U.mom, dry_depth).norm()
     slowing = 1.0 + dt * g * U.manning * U.manning * speed / (h * ti.pow(h, 1.0 / 3.0))
+    if ti.static(chezy != 0.0):
+        slowing += dt * g / (chezy * chezy) * speed / h
+    if ti.static(darcy_weisbach != 0.0):
+        slowing += dt * (abs(darcy_weisbach) / 8.0) * speed / h
     mom = ti.select(U.h > dry_depth, 1.0, 0.0) * U.mom / slowing
     return model.U(h=U.h, mom=mom, bed=U.bed, manning=U.manning)
 

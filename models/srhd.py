@@ -67,12 +67,16 @@ def to_primitive(U, gamma, lorentz_max):
     iteration = 0
     while iteration < 60:  # (a while loop: never the kernel's parallel loop, wherever it is called)
         iteration += 1
-        v2 = S * S / ((E + p) * (E + p))
-        w = 1.0 / ti.sqrt(ti.max(1.0 - v2, 1e-30))
-        rho = U.D / w
-        f = (gamma - 1.0) / gamma * ((E + p) / (w * w) - rho) - p
-        cs2 = sound_speed_squared(rho, p, gamma)
-        new_p = ti.max(p - f / (v2 * cs2 - 1.0), 0.5 * (p + p_least))
+        # Two divisions and a root a step (in f64, without fast math, each a sequence of
+        # dependent instructions on a GPU): 1/W^2 = 1 - v^2 and rho = D sqrt(1 - v^2) need no
+        # division, and the Newton step f / (v^2 c_s^2 - 1) is f rho h / (v^2 gamma p - rho h).
+        inverse = 1.0 / (E + p)
+        v2 = (S * inverse) * (S * inverse)
+        one_minus_v2 = ti.max(1.0 - v2, 1e-30)
+        rho = U.D * ti.sqrt(one_minus_v2)
+        f = (gamma - 1.0) / gamma * ((E + p) * one_minus_v2 - rho) - p
+        rho_h = rho + gamma / (gamma - 1.0) * p
+        new_p = ti.max(p + f * rho_h / (rho_h - v2 * gamma * p), 0.5 * (p + p_least))
         new_step = ti.abs(new_p - p)
         if new_step >= step and new_step <= 1e-6 * p:  # rounding: the step no longer shrinks
             break

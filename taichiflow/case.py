@@ -20,7 +20,8 @@ from typing import Any
 from . import registry
 from .case_overrides import apply_override
 from .case_perturbations import Extent, check_formula, check_raster, check_turbulence, check_wave_vector
-from .case_rules import AXES, check_amr, check_box, check_grid, check_half_space, check_scheme, unused_scheme_keys
+from .case_rules import (AXES, SIDES, check_amr, check_boundary, check_box, check_grid, check_half_space,
+                         check_scheme, unused_scheme_keys)
 from .errors import CaseError, suggest
 from .toml_text import dump_toml, show
 
@@ -31,9 +32,6 @@ except ModuleNotFoundError:  # Python 3.10
 
 __all__ = ["CaseError", "SCHEMA", "dump_toml", "load_case", "schema_entries", "suggest",
            "validate_state"]
-
-SIDES = ("lower", "upper")
-
 
 # --- where an error is ------------------------------------------------------------------
 
@@ -387,6 +385,31 @@ class Faces(Spec):
         return faces
 
 
+class Series(Spec):
+    """A value imposed on a boundary face: a number, or [time, value] pairs at increasing
+    times (interpolated linearly, held beyond the ends)."""
+    expected = "a number or a list of [time, value] pairs at increasing times"
+
+    def __init__(self, ge=None):
+        self.ge = ge
+
+    def check(self, value, at):
+        pairs = [[0.0, value]] if _is_number(value) else value
+        pairs = [_number_list(pair, {2}) for pair in pairs] if isinstance(pairs, list) and pairs else [None]
+        if any(pair is None for pair in pairs):
+            raise self.bad(value, at)
+        if any(later[0] <= earlier[0] for earlier, later in zip(pairs, pairs[1:])):
+            raise at.error(f"the times must increase, got {show([t for t, _ in pairs])}")
+        if self.ge is not None and min(v for _, v in pairs) < self.ge:
+            raise at.error(f"out of range: allowed values >= {self.ge:g}, got {show(value)}")
+        return pairs[0][1] if _is_number(value) else pairs
+
+
+def _per_face(spec: Spec) -> Table:
+    """A table with one optional key per face of the grid (x_lower ... z_upper)."""
+    return Table({f"{axis}_{side}": Key(spec, OMIT) for axis in AXES for side in SIDES})
+
+
 class Regions(Spec):
     """An array of tables whose keys depend on one selector key: [[initial.regions]] by
     their shape, [[initial.perturbations]] by their kind."""
@@ -407,25 +430,6 @@ class Regions(Spec):
             raise (at / self.selector).error(f"missing required key ({self.shape.expected})")
         shape = self.shape.check(region[self.selector], at / self.selector)
         return self.shapes[shape].check(region, at)
-
-
-# --- rules that involve several keys ----------------------------------------------------
-
-def _check_boundary(boundary, at):
-    """Every face of a kind that takes a state (inflow) has one in [boundary.inflow], and
-    only those faces do."""
-    inflow = boundary["inflow"]
-    takes_state = [entry.name for entry in registry.boundary_kinds.entries() if entry.needs_state]
-    for axis in AXES:
-        kinds = boundary.get(axis)
-        for side, kind in zip(SIDES, kinds or (None, None)):
-            face = f"{axis}_{side}"
-            if kind in takes_state and face not in inflow:
-                raise (at / axis).error(f"face {face} is '{kind}' but [boundary.inflow] has no {face} state")
-            if face in inflow and kind not in takes_state:
-                why = (f"the grid has no {axis} axis" if kinds is None
-                       else f"face {face} is '{kind}', not {' or '.join(map(repr, takes_state))}")
-                raise (at / "inflow" / face).error(f"a state is given but {why}")
 
 
 # --- the schema ---------------------------------------------------------------------------
@@ -600,7 +604,7 @@ SCHEMA = Table({
         "reconstruction": Key(RECONSTRUCTIONS, "weno5"),
         "limiter": Key(LIMITERS, "mc"),
         "theta": Key(Float(ge=1, le=2), 1.5),
-        "weno_epsilon": Key(Float(gt=0), 1e-6),
+        "weno_epsilon": Key(Float(gt=0), OMIT),  # (each WENO's own default: numerics/reconstruction.py)
         "variables": Key(VARIABLES, OMIT),  # (the method's default: check_scheme)
         "riemann": Key(RIEMANN, OMIT),
         "wave_speeds": Key(WAVE_SPEEDS, "davis"),
@@ -632,9 +636,12 @@ SCHEMA = Table({
     }), {}),
     "boundary": Key(Table({
         **{axis: Key(Faces(i), _outflow_if_in_grid(i)) for i, axis in enumerate(AXES)},
-        "inflow": Key(Table({f"{axis}_{side}": Key(StateTable(), OMIT) for axis in AXES for side in SIDES}),
-                      {}),
-    }, post=_check_boundary), {}),
+        "inflow": Key(_per_face(StateTable()), {}),
+        # what the hydraulic kinds impose, per face (registry.boundary_kinds: imposes); left out if none
+        "discharge": Key(_per_face(Series(ge=0.0)), OMIT),
+        "depth": Key(_per_face(Series(ge=0.0)), OMIT),
+        "stage": Key(_per_face(Series()), OMIT),
+    }, post=check_boundary), {}),
     "initial": Key(Table({
         "background": Key(StateTable()),
         "regions": Key(Regions(SHAPES), []),

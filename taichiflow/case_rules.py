@@ -3,6 +3,8 @@
 so they live apart from case.py and keep it short."""
 from __future__ import annotations
 
+import math
+
 from . import registry
 from .toml_text import show
 
@@ -70,8 +72,39 @@ def unused_scheme_keys(written: dict, scheme: dict, keys: dict) -> list[str]:
             for key in given if key in unread and key not in read]
 
 
+_AXES_WORDS = {1: "the axis", 2: "both axes", 3: "the three axes"}
+
+
+def check_stable_cfl(scheme, at):
+    """cfl no higher than the stable limit of a choice that has one (a registry entry's
+    courant_sum): with dt = cfl / max over axes of (speed / dx), the Courant numbers of the d
+    axes a step crosses together add up to as much as d cfl. FORCE-type fluxes cross every axis
+    (their alpha is the dimension); a reconstruction's predictor and a one-stage integrator
+    those of an unsplit step."""
+    dim = at.ctx.dim
+    unsplit = 1 if scheme.get("dimensional_splitting") else dim
+    tables = [(scheme, at)] + [({**scheme, **scheme["retry"]}, at / "retry")] * bool(scheme.get("retry"))
+    for table, where in tables:
+        if registry.methods.get(table["method"]).own_flux:
+            continue
+        choices = [("reconstruction", registry.reconstructions.get(table["reconstruction"]), unsplit),
+                   ("riemann", registry.riemann_solvers.get(table["riemann"]), dim),
+                   ("integrator", registry.integrators.get(table["integrator"]), unsplit)]
+        for key, entry, axes in choices:
+            if entry.courant_sum is None or scheme["cfl"] <= entry.courant_sum / axes * (1 + 1e-12):
+                continue
+            limit = entry.courant_sum / axes
+            shown = f"1/{axes}" if entry.courant_sum == 1.0 and axes > 1 else f"{limit:g}"
+            raise (at / "cfl").error(
+                f"{scheme['cfl']:g} is above {shown}, the stable limit of {key} = '{entry.name}'"
+                f"{' (the retry scheme)' * (where is not at)} on a {dim}D grid: it is stable while the Courant "
+                f"numbers of {_AXES_WORDS[axes]} add up to at most {entry.courant_sum:g}; set [scheme] cfl "
+                f"<= {math.floor(limit * 1000) / 1000:g}")
+
+
 def check_scheme(scheme, at):
-    """The method's defaults for riemann and variables, and the choices it refuses."""
+    """The method's defaults for riemann and variables, the choices it refuses, and cfl within
+    the stable limit of the choices (check_stable_cfl)."""
     method = registry.methods.get(scheme["method"])
     scheme.setdefault("riemann", method.default_riemann)
     scheme.setdefault("variables", method.default_variables)
@@ -94,3 +127,34 @@ def check_scheme(scheme, at):
         if method.per_face and recon.needs_model and not method.own_flux:
             raise (where / "reconstruction").error(f"method = '{method.name}' reconstructs fluxes, which "
                                                    f"'{recon.name}' cannot (its predictor evolves states)")
+    check_stable_cfl(scheme, at)
+
+
+SIDES = ("lower", "upper")
+
+
+def check_boundary(boundary, at):
+    """Every face of a kind that takes a state (inflow) has one in [boundary.inflow], every face
+    of a kind that imposes values (a hydraulic discharge, depth or stage) has them in [boundary]
+    discharge, depth or stage, and only those faces do."""
+    entries = registry.boundary_kinds.entries()
+    takes_state = [entry.name for entry in entries if entry.needs_state]
+    imposed = {name: [entry.name for entry in entries if name in entry.imposes]
+               for entry in entries for name in entry.imposes}
+    for axis in AXES:
+        kinds = boundary.get(axis)
+        for side, kind in zip(SIDES, kinds or (None, None)):
+            face = f"{axis}_{side}"
+            if kind in takes_state and face not in boundary["inflow"]:
+                raise (at / axis).error(f"face {face} is '{kind}' but [boundary.inflow] has no {face} state")
+            needs = registry.boundary_kinds.get(kind).imposes if kind else ()
+            for name, takers in imposed.items():
+                if name in needs and face not in boundary.get(name, {}):
+                    raise (at / axis).error(f"face {face} is '{kind}', which imposes the {name}, but "
+                                            f"[boundary] {name} has no {face} value")
+            for table, takers in [("inflow", takes_state), *imposed.items()]:
+                if face in boundary.get(table, {}) and kind not in takers:
+                    why = (f"the grid has no {axis} axis" if kinds is None
+                           else f"face {face} is '{kind}', not {' or '.join(map(repr, takers))}")
+                    raise (at / table / face).error(f"a {'state' if table == 'inflow' else 'value'} is given "
+                                                    f"but {why}")

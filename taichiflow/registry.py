@@ -48,6 +48,7 @@ def resolve(target):
 
 # --- entries -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ReconstructionEntry:
     """`factory(scheme, phys)` builds a numerics.reconstruction.Reconstruction whose ghost is
@@ -62,6 +63,8 @@ class ReconstructionEntry:
     variables_reason: str = ""                # why not the others, for the error message
     diffusive: bool = False                   # a robust choice, suggested when a run fails
     doc: str = ""
+    courant_sum: float | None = None          # stable while the axes' Courant numbers add up to at most this
+    #                                           (over the axes a step crosses together: case_rules.check_stable_cfl)
 
     def load(self) -> Callable:
         return resolve(self.factory)
@@ -120,6 +123,7 @@ class RiemannSolverEntry:
     diffusive: bool = False                   # a robust choice, suggested when a run fails
     doc: str = ""
     provided_by: str | None = None            # the model that provides it (Model.riemann_solver), else None
+    courant_sum: float | None = None          # as ReconstructionEntry's (FORCE's alpha = dimension: every axis)
 
     def load(self) -> Callable:
         return resolve(self.factory)
@@ -134,6 +138,8 @@ class IntegratorEntry:
     stages: Target
     doc: str = ""
     ssp: bool = False
+    courant_sum: float | None = None          # as ReconstructionEntry's (one forward Euler step: first-order
+    #                                           upwinding's limit, which no reconstruction raises)
 
     def load(self) -> tuple:
         return tuple(resolve(self.stages))
@@ -181,6 +187,9 @@ class BoundaryKindEntry:
     needs_state: bool = False                 # a state per face in [boundary.inflow]
     both_sides: bool = False                  # must be the kind of both faces of its axis
     time_dependent: bool = False              # ghost values change during the run
+    imposes: tuple[str, ...] = ()             # values given per face in [boundary] <name> (an inlet's discharge)
+    needs_variables: tuple[str, ...] = ()     # primitive variables the model must have, by name
+    needs_params: tuple[str, ...] = ()        # model parameters the ghost fill reads
 
 
 # --- catalogues ----------------------------------------------------------------------------------
@@ -276,7 +285,7 @@ reconstructions = Catalogue("reconstruction", [
     ReconstructionEntry("muscl_hancock", _RECON + "make_muscl_hancock_reconstruction", reach=2,
                         options=("limiter", "theta", "variables"), needs_model=True,
                         variables=("primitive", "conserved"),
-                        variables_reason="its predictor evolves primitive states",
+                        variables_reason="its predictor evolves primitive states", courant_sum=1.0,
                         doc="limited linear profiles evolved by dt/2 with the physical flux: "
                             "second order in time with one stage"),
 ])
@@ -303,6 +312,10 @@ reconstructed_variables = Catalogue("reconstructed variables", [
                    needs_hooks=("eigenvectors", "jacobians"),
                    doc="the conserved variables projected on the conserved system's eigenvectors at the "
                        "face (reconstructed per face)"),
+    VariablesEntry("characteristic_cell", _VARIABLES + "CellCharacteristic", per_cell=True,
+                   needs_hooks=("eigenvectors",),
+                   doc="each cell reconstructed in the characteristic variables of its own state (one basis for "
+                       "both faces of a cell: no post-shock oscillations growing with resolution on Brio-Wu)"),
 ])
 
 wave_speeds = Catalogue("wave-speed estimate", [
@@ -319,21 +332,29 @@ riemann_solvers = Catalogue("Riemann solver", [
     RiemannSolverEntry("hllc", _RIEMANN + "make_hllc", needs_hooks=("hllc_star",),
                        needs_roles=("velocity", "density", "pressure"), options=("wave_speeds",),
                        doc="HLLC with Batten's contact speed: keeps contacts sharp"),
-    RiemannSolverEntry("force", _RIEMANN + "make_force", diffusive=True,
+    RiemannSolverEntry("force", _RIEMANN + "make_force", diffusive=True, courant_sum=1.0,
                        doc="FORCE (Toro & Billett 2000): centred, needs only the flux"),
     RiemannSolverEntry("musta", _RIEMANN + "make_musta", options=("musta_stages",), diffusive=True,
-                       doc="MUSTA-FORCE (Toro & Titarev 2006): centred, needs only the flux"),
+                       courant_sum=1.0,
+                       doc="MUSTA-FORCE (Toro & Titarev 2006): centred, needs only the flux and the signal speeds "
+                           "(its flux limited toward Lax-Friedrichs where a face would leave the admissible set)"),
 ])
 
 integrators = Catalogue("integrator", [
     IntegratorEntry("lsrk3", _INTEGRATORS + "LSRK3", doc="Williamson (1980) low-storage RK3"),
     IntegratorEntry("ssprk2", _INTEGRATORS + "SSPRK2", doc="strong-stability-preserving RK2", ssp=True),
     IntegratorEntry("ssprk3", _INTEGRATORS + "SSPRK3", doc="Shu & Osher (1988) SSP RK3", ssp=True),
-    IntegratorEntry("euler", _INTEGRATORS + "EULER", doc="forward Euler (one stage)", ssp=True),
+    IntegratorEntry("euler", _INTEGRATORS + "EULER", doc="forward Euler (one stage)", ssp=True, courant_sum=1.0),
     IntegratorEntry("lsrk4", _INTEGRATORS + "LSRK4",
                     doc="Carpenter & Kennedy (1994) low-storage RK4, five stages: does not cap a "
                         "fifth-order space discretisation at third order"),
 ])
+
+# What the hydraulic kinds read of a depth-averaged model: its depth and bed by these names, its
+# velocity role and its gravity parameter.
+DEPTH, BED, GRAVITY = "h", "bed", "g"
+_DEPTH_AVERAGED = dict(needs_roles=("velocity",), role_reason="to set the discharge", needs_variables=(DEPTH,),
+                       needs_params=(GRAVITY,), time_dependent=True)
 
 boundary_kinds = Catalogue("boundary kind", [
     BoundaryKindEntry("periodic", both_sides=True,
@@ -349,6 +370,19 @@ boundary_kinds = Catalogue("boundary kind", [
     BoundaryKindEntry("inflow", needs_state=True,
                       doc="a constant state, given per face in [boundary.inflow]"),
     BoundaryKindEntry("absorbing", doc="zero gradient, as outflow"),
+    # Open boundaries of a depth-averaged model (kernels/hydraulic_boundaries.py): what a hydraulics
+    # user imposes, the rest from the characteristic that leaves the domain.
+    BoundaryKindEntry("discharge", imposes=("discharge",), **_DEPTH_AVERAGED,
+                      doc="subcritical inlet: the discharge per unit width entering (m²/s, [boundary] discharge); "
+                          "the depth from the outgoing Riemann invariant"),
+    BoundaryKindEntry("depth", imposes=("depth",), **_DEPTH_AVERAGED,
+                      doc="subcritical outlet: the depth ([boundary] depth); the velocity from the outgoing "
+                          "Riemann invariant"),
+    BoundaryKindEntry("stage", imposes=("stage",), **{**_DEPTH_AVERAGED, "needs_variables": (DEPTH, BED)},
+                      doc="subcritical outlet: the free-surface elevation depth + bed ([boundary] stage); the "
+                          "velocity from the outgoing Riemann invariant"),
+    BoundaryKindEntry("supercritical_inflow", imposes=("depth", "discharge"), **_DEPTH_AVERAGED,
+                      doc="supercritical inlet: depth and discharge both imposed ([boundary] depth and discharge)"),
 ])
 
 

@@ -142,7 +142,8 @@ def _check_fields(case: dict, model, where: str) -> None:
 
 
 def _check_boundaries(case: dict, model, where: str) -> None:
-    """Every boundary kind is a registered one (never a default) whose roles the model names."""
+    """Every boundary kind is a registered one (never a default) whose roles, variables and
+    parameters the model has (a hydraulic kind reads a depth h and gravity g)."""
     for axis in "xyz"[:len(case["grid"]["cells"])]:
         for kind in dict.fromkeys(case["boundary"][axis]):
             entry = registry.boundary_kinds.get(kind)
@@ -151,6 +152,14 @@ def _check_boundaries(case: dict, model, where: str) -> None:
                     reason = f" {entry.role_reason}" if entry.role_reason else ""
                     raise ModelError(f"{where}: [boundary] {axis} = '{kind}' needs a model that names its "
                                      f"{role} (Model({role}=...)){reason}")
+            needed = ([(f"primitive variable '{name}'", name in model.primitive.names)
+                       for name in entry.needs_variables]
+                      + [(f"parameter '{name}'", name in model.params) for name in entry.needs_params])
+            missing = [what for what, present in needed if not present]
+            if missing:
+                needed = [what for what, _ in needed]
+                raise ModelError(f"{where}: [boundary] {axis} = '{kind}' needs a model with {' and '.join(needed)}; "
+                                 f"model '{model.name}' has no {' or '.join(missing)}")
 
 
 def check_case_against_model(case: dict, model, where: str) -> None:

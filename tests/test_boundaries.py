@@ -81,8 +81,10 @@ def test_every_boundary_kind_of_the_registry_has_a_ghost_fill_and_an_unknown_kin
     from taichiflow import registry
     from taichiflow.kernels import boundaries
 
+    copied = {**boundaries.GHOST_COPIES, **boundaries.OPEN_COPIES}
     for kind in registry.boundary_kinds.names():
-        assert (kind in boundaries.GHOST_COPIES) != boundaries.is_constant(kind), kind
-    assert set(boundaries.GHOST_COPIES) <= set(registry.boundary_kinds.names())
+        assert (kind in copied) != boundaries.is_constant(kind), kind
+    assert set(copied) <= set(registry.boundary_kinds.names())
+    assert not set(boundaries.GHOST_COPIES) & set(boundaries.OPEN_COPIES)  # (open faces keep their tiles active)
     with pytest.raises(ValueError, match="unknown .*'walll'.*did you mean 'wall'"):
         boundaries.make_boundaries(None, (8,), 2, None, None, [("walll", "outflow")])

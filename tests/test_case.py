@@ -176,7 +176,7 @@ def test_defaults_filled(tmp_path):
         "parallel": {"ranks": [], "exchange": "auto"},
         "materials": {},
         "grid": {"cells": [100], "lower": [0.0], "upper": [1.0]},
-        "scheme": {"method": "finite_volume", "reconstruction": "weno5", "limiter": "mc", "theta": 1.5, "weno_epsilon": 1e-6,
+        "scheme": {"method": "finite_volume", "reconstruction": "weno5", "limiter": "mc", "theta": 1.5,
                    "variables": "primitive", "riemann": "hllc", "wave_speeds": "davis",
                    "musta_stages": 3, "force_fallback": False, "positivity_fallback": True, "density_limiter": False,
                    "dimensional_splitting": False,

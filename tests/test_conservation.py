@@ -47,7 +47,8 @@ FINITE_DIFFERENCES = 'method = "finite_difference"\nintegrator = "lsrk4"\n'
 @pytest.mark.parametrize("cells,recon,riemann,extra", [
     ((24, 20), "weno5", "hllc", ""), ((10, 8, 12), "plm", "hll", ""), ((12, 10, 8), "weno5", "rusanov", ""),
     ((24, 20), "weno5z", "rusanov", FINITE_DIFFERENCES + 'variables = "characteristic"'),
-    ((12, 10, 8), "weno5", "rusanov", FINITE_DIFFERENCES)])
+    ((12, 10, 8), "weno5", "rusanov", FINITE_DIFFERENCES),
+    ((10, 8, 12), "muscl_hancock", "hllc", 'integrator = "euler"\ncfl = 0.3\n')])
 def test_totals_constant_to_round_off(tmp_path, cells, recon, riemann, extra, arch):
     sim = Simulation(periodic_case(tmp_path, cells, recon, riemann, arch, extra))
     sim.set_primitive(random_state(cells))

@@ -22,6 +22,7 @@ reconstruction = "{recon}"
 limiter = "{limiter}"
 riemann = "{riemann}"
 integrator = "{integrator}"
+cfl = 0.3  # (forward Euler in 3D: at most 1/3, case_rules.check_stable_cfl)
 [time]
 end = 1.0
 [boundary]

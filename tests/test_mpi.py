@@ -199,17 +199,18 @@ def test_a_restart_on_another_number_of_ranks_continues_bit_for_bit(runs):
 
 
 def test_a_bad_cell_on_one_rank_stops_every_rank_with_its_message(runs):
-    """The 123 problem with conserved-characteristic variables leaves p < 0 at cell 200 at step
-    19, in the second of two blocks: every rank stops with exit code 2, rank 0 prints the cell,
-    its rank and the last good state, which is written (all pieces and the .pvti)."""
+    """The 123 problem (its jump at x = 0.6) with conserved-characteristic variables, HLLC and no
+    positivity fallback leaves rho < 0 at cell 239 at step 12, in the second of two blocks: every
+    rank stops with exit code 2, rank 0 prints the cell, its rank and the last good state, which
+    is written (all pieces and the .pvti)."""
     done = mpirun(2, runs, "fail", expect=2)
-    assert "at cell (200,) on rank 1: p = -" in done.stderr and "Wrote the last good state (step 18" in done.stderr
+    assert "at cell (239,) on rank 1: rho = -" in done.stderr and "Wrote the last good state (step 11" in done.stderr
     assert done.stderr.count("inadmissible state") == 1
     failing = Path(runs) / "failing"
     last = read_pvd(failing / "series.pvd")[-1][1]
     meta, arrays = read_vti(failing / last)
     assert meta["cells"][0] == 400 and np.all(arrays["p"] > 0)
-    assert "FAILED: inadmissible state after step 19" in (failing / "run.log").read_text()
+    assert "FAILED: inadmissible state after step 12" in (failing / "run.log").read_text()
 
 
 def test_an_mpi_launch_without_mpi4py_is_one_line_naming_the_fix(monkeypatch, capsys, tmp_path):

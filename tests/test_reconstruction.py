@@ -7,8 +7,8 @@ from exact_riemann import exact_riemann
 from helpers import CASES, case_from_text, l1, precise, simulate
 from taichiflow.case import load_case
 from taichiflow.model import load_model
-from taichiflow.numerics.reconstruction import (make_limiter, make_reconstruction, weno5_functions,
-                                                 weno5z_functions)
+from taichiflow.numerics.reconstruction import (WenoEpsilon, make_limiter, make_reconstruction,
+                                                 weno5_functions, weno5z_functions)
 from taichiflow.bound_model import BoundModel
 from taichiflow.run import Simulation
 from taichiflow.run.backend import init_taichi
@@ -219,7 +219,7 @@ def test_cell_states_are_the_face_states(scheme, arch):
 def weno5_face_values(arch, name: str, eps: float, divide_free: bool, row: np.ndarray) -> np.ndarray:
     """The left state of every inner face of a row of scalars, weights with or without divisions."""
     init_taichi(arch, "f64", False)
-    value, _ = {"weno5": weno5_functions, "weno5z": weno5z_functions}[name](eps, divide_free)
+    value, _ = {"weno5": weno5_functions, "weno5z": weno5z_functions}[name](WenoEpsilon(eps, 1e-40, False), divide_free)
     n = len(row)
     cells, faces = ti.field(ti.f64, shape=n), ti.field(ti.f64, shape=n)
     cells.from_numpy(row)

@@ -110,3 +110,26 @@ def test_two_phase_conserves_mass_momentum_energy_with_periodic_boundaries(tmp_p
     assert np.abs(after[conserved] - before[conserved]).max() <= 1e-12 * scale
     sim.case["output"]["fields"] = ["vel"]
     assert np.abs(sim.fields()["vel"][..., 0] - 0.2).max() > 1e-3  # the bubble's pressure drove a flow
+
+
+# The gas-water tube in SI units (kg/m^3, m/s, Pa, m, s) against the shipped mm, us, g/cm^3, GPa
+SI_UNITS = ["model.params.pc_liquid=6.0e8", "materials.water.pc=6.0e8", "grid.upper=[1.0e-3]", "time.end=2.4e-7",
+            "initial.background.rho=1000.0", "initial.background.p=1.0e9", "initial.regions.0.point=[7.0e-4]",
+            "initial.regions.0.state.rho=50.0", "initial.regions.0.state.p=1.0e5"]
+
+
+@pytest.mark.parametrize("reconstruction,precision,tolerance", [("weno5", "f64", 1e-9), ("weno5z", "f64", 1e-9),
+                                                                  ("weno3", "f32", 2e-4)])
+def test_weno_weights_are_the_same_in_any_units(reconstruction, precision, tolerance):
+    """weno_epsilon is relative to the stencil's mean square: the tube at its default and at 1e-6
+    gives in pascals what it gives in GPa (the scale of each variable times the same numbers,
+    to round-off). With an absolute 1e-6 the weights of p (1e-4 GPa, 1e5 Pa) were linear in one
+    unit and not in the other."""
+    common = ["grid.cells=[200]", f"scheme.reconstruction='{reconstruction}'", "scheme.weno_epsilon=1e-6",
+              "output.interval=0"]
+    gpa = simulate(load_case(CASES / "gas_water_tube.toml", common), precision=precision).fields()
+    si = simulate(load_case(CASES / "gas_water_tube.toml", common + SI_UNITS), precision=precision).fields()
+    for name, scale in (("rho", 1e3), ("p", 1e9), ("vel", 1e3)):
+        relative = np.abs(si[name] / scale - gpa[name]).max() / np.abs(gpa[name]).max()
+        assert relative < tolerance, (name, relative)
+    assert np.abs(gpa["p"]).max() > 0.5 and gpa["alpha"].min() < 0.01  # (the shock ran through water)

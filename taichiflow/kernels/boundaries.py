@@ -11,11 +11,18 @@ A face that borders another block of the grid (kind NEIGHBOUR, MPI) is neither c
 filled here: the halo exchange writes it (kernels/solver.py: exchange_ghosts). A kind with
 no entry is an error, never a default. The kinds and what they need are the registry's
 (registry.boundary_kinds): a new kind is one entry there and one here.
+
+The open faces of a depth-averaged model (OPEN_COPIES: discharge, depth, stage,
+supercritical inflow; kernels/hydraulic_boundaries.py) are copies too, but theirs bring
+values from outside, the case's imposed time series read at the clock's time: they are not in
+GHOST_COPIES, whose faces bring only what is inside (kernels/idle.py keeps the tiles along the
+others active).
 """
 import taichi as ti
 
 from .. import registry
 from ..layout import component
+from .hydraulic_boundaries import HYDRAULIC_KINDS, ImposedValues, make_hydraulic_face
 from .indexing import with_axis
 
 NEIGHBOUR = "neighbour"   # a face between two blocks: its ghost layers come from the other block
@@ -73,6 +80,9 @@ def _copy_wall(ctx):
 # kind -> factory of its ghost copy (see the module docstring)
 GHOST_COPIES = {"periodic": _copy_periodic, "outflow": _copy_zero_gradient, "absorbing": _copy_zero_gradient,
                 "wall": _copy_wall, "symmetry": _copy_wall}
+# kind -> factory (ctx, kind, imposed values, clock) of the ghost copy of an open hydraulic face
+# and of its ghosts' CFL rate
+OPEN_COPIES = {kind: make_hydraulic_face for kind in HYDRAULIC_KINDS}
 
 
 def is_constant(kind: str) -> bool:
@@ -81,20 +91,42 @@ def is_constant(kind: str) -> bool:
     return registry.boundary_kinds.get(kind).needs_state
 
 
-def make_boundaries(phys, cells, ghost: int, W, inflow, boundaries):
+def _open_copies(ctx, faces, imposed: dict, clock) -> dict:
+    """{kind: (ghost copy, its ghosts' rate)} of the open hydraulic kinds among `faces`, over one
+    field of their imposed values (made only where such a face exists)."""
+    used = {kind for _, _, kind in faces if kind in OPEN_COPIES}
+    if not used:
+        return {}
+    for axis, side, kind in faces:
+        for name in registry.boundary_kinds.get(kind).imposes if kind in used else ():
+            if name not in imposed.get((axis, side), {}):
+                raise ValueError(f"boundary face {'xyz'[axis]}_{('lower', 'upper')[side]} is {kind!r} but no "
+                                 f"{name} was handed to make_boundaries (imposed)")
+    values = ImposedValues(imposed)
+    if values.varying and clock is None:
+        raise ValueError("imposed boundary time series need the solver's clock (make_boundaries(clock=...))")
+    return {kind: OPEN_COPIES[kind](ctx, kind, values, clock) for kind in used}
+
+
+def make_boundaries(phys, cells, ghost: int, W, inflow, boundaries, clock=None, imposed=None):
     """(a ti.func copying a cell's new W into the ghost cells that copy it, a kernel filling
-    the constant faces or None); boundaries: per axis, the kinds of its lower and upper face."""
+    the constant faces or None); boundaries: per axis, the kinds of its lower and upper face;
+    imposed: {(axis, side): {name: number or [[t, value], ...]}} of the open hydraulic faces,
+    whose time series the clock's t reads (kernels/clock.py; None: t = 0)."""
     dim = len(cells)
     faces = [(axis, side, boundaries[axis][side]) for axis in range(dim) for side in (0, 1)]
     constant_kinds = {kind for _, _, kind in faces if kind != NEIGHBOUR and is_constant(kind)}
     for _, _, kind in faces:
-        if kind != NEIGHBOUR and kind not in constant_kinds and kind not in GHOST_COPIES:
+        if kind != NEIGHBOUR and kind not in constant_kinds and kind not in {**GHOST_COPIES, **OPEN_COPIES}:
             raise ValueError(f"boundary kind {kind!r} has no ghost copy in kernels/boundaries.py")
     ctx = {"W": W, "ghost": ghost, "dim": dim, "phys": phys}
     copies = {kind: make(ctx) for kind, make in GHOST_COPIES.items()}
+    open_faces = _open_copies(ctx, faces, imposed or {}, clock)
+    copies.update({kind: copy for kind, (copy, _) in open_faces.items()})
     # (axis, side, copy, cells along the axis, periods its ghost layers span)
     copied = [(axis, side, copies[kind], cells[axis], -(-ghost // cells[axis])) for axis, side, kind in faces
               if kind in copies]
+    rated = [(axis, side, open_faces[kind][1], cells[axis]) for axis, side, kind in faces if kind in open_faces]
     constant = [face for face in faces if face[2] in constant_kinds]
 
     @ti.func
@@ -103,6 +135,18 @@ def make_boundaries(phys, cells, ghost: int, W, inflow, boundaries):
         for axis, side, copy, n, periods in ti.static(copied):
             i = component(I, axis)
             copy(I, w, i, axis, side, n, periods)
+
+    @ti.func
+    def ghost_rate(I, w, rate_of: ti.template()):
+        """The largest rate_of(ghost state) of the open faces beside cell I (0 elsewhere)."""
+        rate = ti.cast(0.0, phys.dtype)
+        for axis, side, face_rate, n in ti.static(rated):
+            rate = ti.max(rate, face_rate(w, component(I, axis), axis, side, n, rate_of))
+        return rate
+
+    # The step check adds ghost_rate to its CFL rate where faces bring values from outside
+    # (kernels/reductions.py); None adds no instruction.
+    copy_to_ghosts.ghost_rate = ghost_rate if rated else None
 
     def slab(axis, side):
         return [((-ghost, 0) if side == 0 else (cells[d], cells[d] + ghost)) if d == axis else (0, cells[d])

@@ -39,7 +39,8 @@ class FaceFunctions(NamedTuple):
     #                        normal frame; `index` gives the other axes' indices
     solve: Callable        # (wL, wR, index, i, dt_dx) -> (flux of face i + 1/2, face states replaced)
     face_flux: Callable    # (2g-cell stencil, index, i, dt_dx) -> solve of its reconstructed states
-    cell_faces: Callable   # ((2g-1)-cell stencil, dt_dx) -> the middle cell's lower and upper face states
+    cell_faces: Callable   # ((2g-1)-cell stencil, index, i, dt_dx) -> the lower and upper face states of the
+    #                        middle cell, i (along the axis; `index` gives the other axes' indices)
 
 
 class SweepContext(NamedTuple):
@@ -64,6 +65,8 @@ class SweepContext(NamedTuple):
     read_w: object = None  # a Taichi function (index, axis) -> W there, in place of W[index], the index
     #                        maybe off the array along axis (a pool of blocks reads across its blocks'
     #                        faces: kernels/amr/pool.py)
+    predicted: object = None  # the cells' states half a step ahead, W's shape and ghost layers, for a
+    #                           reconstruction with a predictor over every axis (kernels/predictor.py)
 
     @property
     def dim(self) -> int:
@@ -85,6 +88,15 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
 
     read_w = ctx.read_w
     direct = read_w is None  # (W read as W[index])
+    predicted = getattr(recon, "predicted", False)
+    states_ahead = ctx.predicted
+    if predicted and (states_ahead is None or not direct):
+        raise ValueError(f"{recon.name} predicts every axis: its sweeps need the states ahead, on one block")
+
+    @ti.func
+    def half_step_change(index, i, w):
+        """Cell i's half-step change of U (normal frame), from its state ahead and its W."""
+        return phys.cons(permute(states_ahead[with_axis(index, axis, i, dim)], normal)) - phys.cons(w)
 
     def cells_at(index, start, count):
         if not direct:
@@ -142,14 +154,28 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
     def face_flux(stencil: ti.template(), index, i, dt_dx):
         """Flux through face i + 1/2, in the middle of a 2g-cell stencil."""
         transformed, context = variables.forward(stencil, g)
-        wL, wR = variables.backward(*recon.face_states(transformed, dt_dx), context)
+        wL, wR = variables.backward(*reconstructed_faces(transformed, stencil, index, i, dt_dx), context)
         return solve(wL, wR, index, i, dt_dx)
 
+    def reconstructed_faces(transformed, stencil, index, i, dt_dx):
+        """The face's two states (plain Python, run while compiling); a predicted
+        reconstruction also takes the half-step changes of the cells on each side."""
+        if not predicted:
+            return recon.face_states(transformed, dt_dx)
+        changes = [half_step_change(index, i + k, stencil[g - 1 + k]) for k in range(2)]
+        return recon.face_states(transformed, dt_dx, changes)
+
+    def reconstructed_cell(transformed, stencil, index, i, dt_dx):
+        """A cell's two face states (see reconstructed_faces)."""
+        if not predicted:
+            return recon.cell_states(transformed, dt_dx)
+        return recon.cell_states(transformed, dt_dx, half_step_change(index, i, stencil[g - 1]))
+
     @ti.func
-    def cell_faces(stencil: ti.template(), dt_dx):
-        """States on the lower and upper face of the middle cell of 2g - 1 cells."""
+    def cell_faces(stencil: ti.template(), index: ti.template(), i: ti.template(), dt_dx):
+        """States on the lower and upper face of cell i, the middle of 2g - 1 cells."""
         transformed, context = variables.forward(stencil, g)
-        lower, upper = variables.backward(*recon.cell_states(transformed, dt_dx), context)
+        lower, upper = variables.backward(*reconstructed_cell(transformed, stencil, index, i, dt_dx), context)
         if ti.static(limited):
             lower, upper = limit_density(stencil[g - 1], lower, upper)
         return lower, upper

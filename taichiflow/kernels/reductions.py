@@ -170,6 +170,9 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
     chunks = chunk_ranges(cells)
     chunk_shape = [b for _, b in chunks]
     max_rate = _max_rate_func(phys, dx)
+    # faces that bring values from outside (hydraulic inlets) add their ghosts' rate, else nothing
+    ghost_rate = getattr(copy_to_ghosts, "ghost_rate", None)
+    rated_ghosts = ghost_rate is not None
     repaired_now, repairs = _repair_func(phys, cells, U, check.repair_slots), "repair" in phys.model.functions
     repaired_primitive = _repaired_primitive_func(phys, U, repaired_now)
 
@@ -217,6 +220,8 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
                         W[I] = w
                         copy_to_ghosts(I, w)
                         rate = ti.max(rate, max_rate(w))
+                        if ti.static(rated_ghosts):
+                            rate = ti.max(rate, ghost_rate(I, w, max_rate))
                         if not phys.admissible(w):
                             bad = ti.min(bad, linear_index(I, cells))
                         for k in ti.static(range(len(model_globals))):

@@ -151,7 +151,7 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
                         u, r_old, u0 = load_cell(I, stage_bits, flags)
                     if ti.static(per_cell):  # cell f (f = -1: a ghost cell), centred stencil
                         lower_last, upper_last = faces_last.cell_faces(faces_last.cells_at(I, f + 1 - g, 2 * g - 1),
-                                                                       dt_dx_last)
+                                                                       I, f, dt_dx_last)
                     else:
                         f_below, replaced_below = faces_last.face_flux(faces_last.cells_at(I, f - g, 2 * g), I, f - 1,
                                                                        dt_dx_last)
@@ -225,7 +225,7 @@ def make_shuffle_sweep(ctx: SweepContext, scheme: FaceScheme, per_cell: bool):
             u, r_old, u0 = load_cell(cell, stage_bits, flags)  # first: their latency hides behind the flux
             f_lo, replaced_here = ti.Vector.zero(dtype, n_flux), 0
             if ti.static(per_cell):  # the cell above the face, its upper state to the next lane
-                lower, upper = faces.cell_faces(faces.cells_at(row_start, f + 1 - g, 2 * g - 1), dt_dx)
+                lower, upper = faces.cell_faces(faces.cells_at(row_start, f + 1 - g, 2 * g - 1), row_start, f, dt_dx)
                 left = shuffled(upper, n_primitive, dtype, True)  # lane 0: its own, never used
                 f_lo, replaced_here = faces.solve(left, lower, row_start, ti.max(f, 0) - 1, dt_dx)
             else:

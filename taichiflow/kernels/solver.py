@@ -31,6 +31,7 @@ from .diagnostic_rows import DeviceRows
 from .faces import FaceScheme, Stencil, SweepContext
 from .halo import SingleBlock
 from .idle import IdleTiles
+from .predictor import make_predictor
 from .reductions import Diagnostics, FallbackCounter, StepCheck
 from .shuffles import make_shuffle_sweep, make_shuffle_walk
 from .state_arrays import StateArrays
@@ -56,17 +57,20 @@ class Grid(NamedTuple):
 
 class Boundaries(NamedTuple):
     """Per axis the kinds of its lower and upper face; the constant state of each inflow face
-    ({(axis, side): primitive vector})."""
+    ({(axis, side): primitive vector}); the values the open hydraulic faces impose
+    ({(axis, side): {name: number or [[t, value], ...]}}: kernels/hydraulic_boundaries.py)."""
     kinds: tuple
     inflow: dict
+    imposed: dict = {}
 
 
-def face_scheme(phys, dim: int, scheme) -> FaceScheme:
-    """The face numerics of a [scheme] table, for a grid of `dim` axes."""
+def face_scheme(phys, dim: int, scheme, split: bool = False) -> FaceScheme:
+    """The face numerics of a [scheme] table, for a grid of `dim` axes; split: a step taken
+    axis by axis (a time predictor then predicts along its axis alone)."""
     method = methods.get(scheme.get("method", FINITE_VOLUME))
     if method.own_flux:  # (SHASTA: no reconstruction, no Riemann solver)
         return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(phys, scheme))
-    recon = make_reconstruction(scheme, phys)
+    recon = make_reconstruction({**scheme, "unsplit_axes": 1 if split else dim}, phys)
     # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
     riemann = RIEMANN_SOLVERS[scheme["riemann"]](phys, {**scheme, "dimension": dim})
     variables = scheme.get("variables", "primitive")
@@ -93,7 +97,7 @@ class Solver:
         self.halo = halo or SingleBlock()
         n_globals = max(len(phys.model.globals), 1)
         self.global_keys = ti.Vector.field(n_globals, ti.i64, shape=())  # the globals' max reduction
-        self.schemes = [face_scheme(phys, self.dim, scheme) for scheme in plan.schemes]
+        self.schemes = [face_scheme(phys, self.dim, scheme, plan.split) for scheme in plan.schemes]
         assert max(s.recon.ghost for s in self.schemes) == plan.ghost, "the registry's stencil reach is off"
         self.ghost = plan.ghost
         n_conserved, n_primitive = phys.U.n, phys.W.n
@@ -108,6 +112,9 @@ class Solver:
         self.U0 = state.vector(n_conserved, self.cells) if plan.keep_last_good else None
         self.R = state.vector(n_conserved, self.cells)
         self.W = state.vector(n_primitive, self.cells, ghosts=plan.ghost)
+        # the states half a step ahead of a predictor over every axis (kernels/predictor.py)
+        predicted = any(getattr(s.recon, "predicted", False) for s in self.schemes)
+        self.predicted = state.vector(n_primitive, self.cells, ghosts=plan.ghost) if predicted else None
         state.place()
         self._state_arrays = state
         self.inflow = ti.Vector.field(n_primitive, self.dtype, shape=(max(self.dim, 1), 2))
@@ -122,13 +129,14 @@ class Solver:
         self.diagnostics = Diagnostics(phys)
         self._device_rows = None
         self._build(boundaries)
-        if self._fill_inflow:  # constant ghost faces: filled once
-            self._fill_inflow()
+        for fill in self._fill_inflow:  # constant ghost faces: filled once
+            fill()
 
     def _build(self, boundaries: Boundaries):
         phys, plan, cells, dim = self.phys, self.plan, self.cells, self.dim
-        copy_to_ghosts, self._fill_inflow = make_boundaries(phys, cells, plan.ghost, self.W, self.inflow,
-                                                            boundaries.kinds)
+        copy_to_ghosts, fill_inflow = make_boundaries(phys, cells, plan.ghost, self.W, self.inflow, boundaries.kinds,
+                                                      self.clock, boundaries.imposed)
+        self._fill_inflow = [fill_inflow] if fill_inflow else []
         self.step_check.build(phys, cells, self.dx, self.U, self.W, copy_to_ghosts, self.clock, self.global_keys,
                               phys.globals_field, self.idle)
         n_conserved = phys.U.n
@@ -139,7 +147,8 @@ class Solver:
                            to_normal_W=[phys.W.rotation(d, True) for d in range(dim)],
                            to_global_F=[phys.U.rotation(d, False) + list(range(n_conserved, phys.n_flux))
                                         for d in range(dim)],
-                           idle=self.idle)
+                           idle=self.idle, predicted=self.predicted)
+        self._predictors = self._build_predictors(ctx, boundaries)
         self._sweeps = [self._stage_sweeps(ctx, scheme, per_cell)
                         for scheme, per_cell in zip(self.schemes, plan.per_cell)]
         self._launches = plan.launches()
@@ -157,6 +166,27 @@ class Solver:
         self._restore_state = restore_state if U0 is not None else None
         self.diagnostics.build(cells, self.U, self.W, self.dx)
         self.transfer = StateTransfer(phys, cells, self.dtype, self.U, self.W, self.dx)
+
+    def _build_predictors(self, ctx, boundaries: Boundaries) -> list:
+        """Per scheme its predictor kernel (kernels/predictor.py), or None."""
+        if self.predicted is None:
+            return [None] * len(self.schemes)
+        copy_to_ghosts, fill_inflow = make_boundaries(self.phys, self.cells, self.plan.ghost, self.predicted,
+                                                      self.inflow, boundaries.kinds, self.clock, boundaries.imposed)
+        if fill_inflow:  # (a constant state is its own state half a step ahead)
+            self._fill_inflow.append(fill_inflow)
+        return [make_predictor(ctx, scheme, copy_to_ghosts) if getattr(scheme.recon, "predicted", False) else None
+                for scheme in self.schemes]
+
+    def _predict(self, retry: bool, stage):
+        """The states half a step ahead, before a stage's sweeps, for a scheme that predicts
+        along every axis; its ghost layers between blocks too."""
+        predictor = self._predictors[1 if retry else 0]
+        if predictor is None:
+            return
+        self.halo.complete_exchange(self.W)
+        predictor(stage.time)
+        self.halo.exchange_ghosts(self.predicted)
 
     def _stage_sweeps(self, ctx, scheme: FaceScheme, per_cell: bool) -> list:
         """The sweeps of one stage, in launch order (the plan's walked axes)."""
@@ -226,6 +256,7 @@ class Solver:
             if s > 0:
                 self.step_check.primitives()  # (also the ghost layers: kernels/boundaries.py)
                 self.halo.begin_exchange(self.W)
+            self._predict(retry, stage)
             for k, sweep in enumerate(sweeps):
                 self.halo.complete_exchange(self.W, self._sweep_axes[k])  # (what this sweep reads first)
                 a = stage.a if k == 0 else 1.0
@@ -323,5 +354,6 @@ class Solver:
     def resident_bytes(self) -> int:
         """Device bytes of the state arrays and the fallback counters."""
         size = 4 if self.dtype == ti.f32 else 8
-        total = sum(int(np.prod(f.shape)) * f.n * size for f in (self.U, self.U0, self.R, self.W) if f is not None)
+        total = sum(int(np.prod(f.shape)) * f.n * size for f in (self.U, self.U0, self.R, self.W, self.predicted)
+                    if f is not None)
         return total + self.fallback_counter.resident_bytes()

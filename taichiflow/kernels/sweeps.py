@@ -38,7 +38,7 @@ def make_walk_step(ctx: SweepContext, faces, g: int, per_cell: bool):
         if ti.static(per_cell):  # centred on cell i + 1
             stencil = walk_stencil(ctx, cells_at, g, segment, i, 2 * g - 1, newest)
             newest = newest_cell(ctx, cells_at, g, segment, ahead)
-            lower, next_upper = cell_faces(stencil, dt_dx)
+            lower, next_upper = cell_faces(stencil, segment, i + 1, dt_dx)
             if i >= first - 1:
                 f_hi, replaced_here = solve(upper, lower, segment, i, dt_dx)
             upper = next_upper

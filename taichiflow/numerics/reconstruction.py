@@ -19,7 +19,7 @@ their stencil reach and the options they read) and points at the factories here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import taichi as ti
 
@@ -32,6 +32,16 @@ class Reconstruction:
     ghost: int
     face_states: Callable
     cell_states: Callable
+    # A reconstruction with a time predictor over every axis (MUSCL-Hancock on 2D and 3D grids):
+    # half_step(a, b, c, dt_dx) is the change of cell b's conserved state over half a step from
+    # the flux difference along one axis (normal frame; the kernel sums the axes before the
+    # sweeps, kernels/predictor.py), and face_states/cell_states take the changes of the cells
+    # they reconstruct as one more argument.
+    half_step: Callable = None
+
+    @property
+    def predicted(self) -> bool:
+        return self.half_step is not None
 
 
 # --- slope limiters ---------------------------------------------------------------------
@@ -172,14 +182,33 @@ def _splat(cell):
     return cell_states
 
 
-def make_weno3(eps: float):
+def _unit_free(epsilon, n: int):
+    """(indicators, mean square) -> (indicators, eps) for the weights, the same in any unit of
+    the values (see WenoEpsilon): f64 (not normalised) adds relative times the mean square of
+    the n values to the absolute floor and keeps its divide-free factors; f32 divides the
+    indicators by the mean square (+ floor) instead, since 1/(eps + beta)^2 of an epsilon that
+    scales with the data would leave the f32 range for data of ~1e-4 (pressures in GPa)."""
+    relative, floor = float(epsilon.relative), float(epsilon.floor)
+    if epsilon.normalised:
+        def scaled(betas, sum_of_squares):  # (plain Python: inlined where a Taichi function calls it)
+            r = 1.0 / (sum_of_squares * (1.0 / n) + floor)
+            return [beta * r for beta in betas], relative
+    else:
+        def scaled(betas, sum_of_squares):
+            return betas, relative * (1.0 / n) * sum_of_squares + floor
+    return scaled
+
+
+def make_weno3(epsilon):
     """Third-order WENO (Jiang & Shu 1996, r = 2): candidates on {i-1, i} and {i, i+1}.
-    Returns (face value, cell's two face values)."""
-    eps = float(eps)
+    Returns (face value, cell's two face values). epsilon: a WenoEpsilon."""
+    scaled = _unit_free(epsilon, 3)
 
     @ti.func
-    def factor(x, y):
-        return 1.0 / (eps + (y - x) ** 2) ** 2
+    def factors(a, b, c):
+        """The indicator factors of {a, b} and {b, c} (mirror-symmetric sums)."""
+        betas, eps = scaled([(b - a) ** 2, (c - b) ** 2], (a * a + c * c) + b * b)
+        return 1.0 / (eps + betas[0]) ** 2, 1.0 / (eps + betas[1]) ** 2
 
     @ti.func
     def combine(a, b, c, f_lower, f_upper):
@@ -189,11 +218,12 @@ def make_weno3(eps: float):
 
     @ti.func
     def value(a, b, c):
-        return combine(a, b, c, factor(a, b), factor(b, c))
+        f_lower, f_upper = factors(a, b, c)
+        return combine(a, b, c, f_lower, f_upper)
 
     @ti.func
     def cell(a, b, c):
-        f_lower, f_upper = factor(a, b), factor(b, c)
+        f_lower, f_upper = factors(a, b, c)
         return combine(c, b, a, f_upper, f_lower), combine(a, b, c, f_lower, f_upper)
 
     return value, cell
@@ -221,40 +251,38 @@ def _weno5_candidates(a, b, c, d, e):
     return q0, q1, q2
 
 
-def _js_factors(eps: float, divide_free: bool):
+def _js_factors(divide_free: bool):
     """Jiang & Shu (1996): alpha_k = d_k / (eps + beta_k)^2.
 
     divide_free: the factors times their common denominator s0 s1 s2, s_k = (eps + beta_k)^2,
     which the weights' normalisation cancels: (s1 s2, s0 s2, s0 s1), no division."""
-    eps = float(eps)
 
     @ti.func
-    def factors(beta0, beta1, beta2):
+    def factors(beta0, beta1, beta2, eps):
         return 1.0 / (eps + beta0) ** 2, 1.0 / (eps + beta1) ** 2, 1.0 / (eps + beta2) ** 2
 
     @ti.func
-    def scaled_factors(beta0, beta1, beta2):
+    def scaled_factors(beta0, beta1, beta2, eps):
         s0, s1, s2 = (eps + beta0) ** 2, (eps + beta1) ** 2, (eps + beta2) ** 2
         return s1 * s2, s0 * s2, s0 * s1
 
     return scaled_factors if divide_free else factors
 
 
-def _z_factors(eps: float, divide_free: bool):
+def _z_factors(divide_free: bool):
     """Borges et al. (2008): alpha_k = d_k (1 + (tau5 / (beta_k + eps))^2), tau5 = |beta0 - beta2|.
 
     tau5 is O(h^5) on smooth data, much smaller than the beta_k, so the weights stay close
     to the linear ones (also at critical points, where JS weights drift). divide_free: times
     u0 u1 u2, u_k = (beta_k + eps)^2: (u_k + tau5^2) u_i u_j."""
-    eps = float(eps)
 
     @ti.func
-    def factors(beta0, beta1, beta2):
+    def factors(beta0, beta1, beta2, eps):
         tau5 = ti.abs(beta0 - beta2)
         return 1.0 + (tau5 / (beta0 + eps)) ** 2, 1.0 + (tau5 / (beta1 + eps)) ** 2, 1.0 + (tau5 / (beta2 + eps)) ** 2
 
     @ti.func
-    def scaled_factors(beta0, beta1, beta2):
+    def scaled_factors(beta0, beta1, beta2, eps):
         tau_squared = (beta0 - beta2) ** 2
         u0, u1, u2 = (beta0 + eps) ** 2, (beta1 + eps) ** 2, (beta2 + eps) ** 2
         return (u0 + tau_squared) * (u1 * u2), (u1 + tau_squared) * (u0 * u2), (u2 + tau_squared) * (u0 * u1)
@@ -262,9 +290,16 @@ def _z_factors(eps: float, divide_free: bool):
     return scaled_factors if divide_free else factors
 
 
-def make_weno5(factors):
-    """Fifth-order WENO, alpha_k = d_k factor_k(beta) with linear weights d = (0.1, 0.6, 0.3).
-    Returns (face value, cell's two face values)."""
+def make_weno5(factors, epsilon):
+    """Fifth-order WENO, alpha_k = d_k factor_k(beta, eps) with linear weights d = (0.1, 0.6, 0.3).
+    Returns (face value, cell's two face values). epsilon: a WenoEpsilon."""
+    scaled = _unit_free(epsilon, 5)
+
+    @ti.func
+    def stencil_factors(a, b, c, d, e):
+        """The three factors; (e, d, c, b, a) gives them mirrored bit for bit."""
+        betas, eps = scaled(_weno5_smoothness(a, b, c, d, e), ((a * a + e * e) + (b * b + d * d)) + c * c)
+        return factors(betas[0], betas[1], betas[2], eps)
 
     @ti.func
     def combine(a, b, c, d, e, f0, f1, f2):
@@ -276,14 +311,12 @@ def make_weno5(factors):
 
     @ti.func
     def value(a, b, c, d, e):
-        beta0, beta1, beta2 = _weno5_smoothness(a, b, c, d, e)
-        f0, f1, f2 = factors(beta0, beta1, beta2)
+        f0, f1, f2 = stencil_factors(a, b, c, d, e)
         return combine(a, b, c, d, e, f0, f1, f2)
 
     @ti.func
     def cell(a, b, c, d, e):
-        beta0, beta1, beta2 = _weno5_smoothness(a, b, c, d, e)
-        f0, f1, f2 = factors(beta0, beta1, beta2)
+        f0, f1, f2 = stencil_factors(a, b, c, d, e)
         return combine(e, d, c, b, a, f2, f1, f0), combine(a, b, c, d, e, f0, f1, f2)
 
     return value, cell
@@ -343,6 +376,52 @@ def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
     return face_states, cell_states
 
 
+def make_unsplit_muscl_hancock(limiter, phys, variables: str = "primitive"):
+    """MUSCL-Hancock on a 2D or 3D grid, as Cygert et al. (2013) write it (their eq. 9): a
+    cell's boundary values along every axis move by the same half-step change, the sum over the
+    axes of each axis' flux difference between the ends of its own limited profile. With the
+    normal flux alone (make_muscl_hancock) the scheme is first order in time and, by a von
+    Neumann analysis of linear advection, unstable at every Courant number on 2D and 3D grids;
+    with every axis it is second order and stable for cfl <= 1/dimension (docs/physics.md
+    2.2.4). The change is summed once per cell before the sweeps (kernels/predictor.py), which
+    need each cell's slopes along the axes across them."""
+    states, from_cons = _state_maps(phys, variables)
+    nU, advected = phys.U.n, list(phys.advected_indices)
+
+    @ti.func
+    def half_step(a, b, c, dt_dx):
+        """The change of cell b's U over half a step from the flux along this axis (normal
+        frame), with the advected scalars' half-step phi div(u) term."""
+        delta = limiter(b - a, c - b)
+        w_minus, u_minus = states(b - 0.5 * delta)
+        w_plus, u_plus = states(b + 0.5 * delta)
+        change = 0.5 * dt_dx * (phys.flux(w_minus, u_minus) - phys.flux(w_plus, u_plus))
+        if ti.static(len(advected) > 0):
+            mask = ti.Vector([1.0 if k in advected else 0.0 for k in range(nU)])
+            change += 0.5 * dt_dx * mask * 0.5 * (u_minus + u_plus) * (
+                phys.normal_velocity(w_plus) - phys.normal_velocity(w_minus))
+        return change
+
+    @ti.func
+    def cell_ends(a, b, c, change):
+        """Boundary values of cell b along this axis, both moved by the cell's change."""
+        delta = limiter(b - a, c - b)
+        _, u_minus = states(b - 0.5 * delta)
+        _, u_plus = states(b + 0.5 * delta)
+        return from_cons(u_minus + change), from_cons(u_plus + change)
+
+    def face_states(stencil, dt_dx, changes):
+        a, b, c, d = stencil
+        _, left = cell_ends(a, b, c, changes[0])
+        right, _ = cell_ends(b, c, d, changes[1])
+        return left, right
+
+    def cell_states(stencil, dt_dx, change):
+        return cell_ends(*stencil, change)
+
+    return face_states, cell_states, half_step
+
+
 # --- the factory ----------------------------------------------------------------------------
 def divide_free_weights(dtype) -> bool:
     """WENO5 factors scaled by their common denominator, in f64: there fast-math is off and
@@ -354,27 +433,53 @@ def divide_free_weights(dtype) -> bool:
     return dtype == ti.f64
 
 
-def weno_epsilon(scheme: dict, dtype=None) -> float:
-    """The case's WENO epsilon, raised where the precision needs it: on uniform data
-    (beta = 0) the weights are d/eps^2 (JS) or d (tau/eps)^2 (Z), which must stay finite
-    and normal, or they turn into inf/inf. f32 floors eps at 1e-15 (1/eps^2 = 1e30, below
-    the f32 maximum 3e38 with room for the numerators); f64 at 1e-40, where its divide-free
-    weights of uniform data, eps^4 (JS) and eps^6 (Z), stay normal (1e-240 > 2e-308)."""
-    eps = float(scheme.get("weno_epsilon", 1e-6))
-    return max(eps, 1e-15 if dtype == ti.f32 else 1e-40)
+class WenoEpsilon(NamedTuple):
+    """The epsilon of the WENO weights at a stencil, relative to the mean square of the
+    stencil's values. The smoothness indicators are squares of differences of the values, so
+    the weights are then the same in any unit of the reconstructed quantity: an absolute
+    epsilon (the textbook 1e-6) left them linear at a water-air interface in the project's units
+    (GPa, mm/us), where every beta is far below 1e-6, and a stiff mode of HLLC grew there
+    (docs/numerics.md). normalised: the indicators are divided by the mean square (f32), else
+    the epsilon multiplied by it (f64); floor keeps either finite on data that are all zero."""
+    relative: float
+    floor: float
+    normalised: bool
+
+
+# The default relative epsilons. Jiang & Shu's weights need an epsilon above the indicators of
+# smooth data (relative variations over a cell below ~1e-3 give linear weights): with a tiny one
+# WENO3 measured order 2.07 instead of 2.5 on the entropy wave (tests/test_reconstruction.py).
+# WENO-Z's weights stay near linear on smooth data whatever epsilon (Borges et al. 2008 advise
+# 1e-40), and a tiny one makes them react to the first deviation from uniform data, which a
+# water-air interface needs (docs/numerics.md, two-phase flow).
+WENO_JS_EPSILON, WENO_Z_EPSILON = 1e-6, 1e-40
+
+
+def weno_epsilon(scheme: dict, dtype=None, default: float = WENO_JS_EPSILON) -> WenoEpsilon:
+    """The case's relative WENO epsilon and the floors the precision needs: on uniform data
+    (beta = 0) the weights are d/eps^2 (JS) or d (tau/eps)^2 (Z), which must stay finite and
+    normal, or they turn into inf/inf. f32 raises the relative epsilon to 1e-15 (1/eps^2 = 1e30,
+    below the f32 maximum 3e38 with room for the numerators) and adds 1e-30 to the mean square it
+    divides by; f64 adds 1e-40 to the epsilon, where its divide-free weights of zero data, eps^4
+    (JS) and eps^6 (Z), stay normal (1e-240 > 2e-308): far below any data's squares in any unit."""
+    eps = float(scheme.get("weno_epsilon", default))
+    if dtype == ti.f32:
+        return WenoEpsilon(max(eps, 1e-15), 1e-30, True)
+    return WenoEpsilon(eps, 1e-40, False)
+
 
 
 # WENO face functions: (epsilon, divide-free weights) -> (face value, cell's two face values)
-def weno3_functions(eps: float, divide_free: bool):
-    return make_weno3(eps)
+def weno3_functions(epsilon: WenoEpsilon, divide_free: bool):
+    return make_weno3(epsilon)
 
 
-def weno5_functions(eps: float, divide_free: bool):
-    return make_weno5(_js_factors(eps, divide_free))
+def weno5_functions(epsilon: WenoEpsilon, divide_free: bool):
+    return make_weno5(_js_factors(divide_free), epsilon)
 
 
-def weno5z_functions(eps: float, divide_free: bool):
-    return make_weno5(_z_factors(eps, divide_free))
+def weno5z_functions(epsilon: WenoEpsilon, divide_free: bool):
+    return make_weno5(_z_factors(divide_free), epsilon)
 
 
 # --- the reconstructions the registry names: (scheme, phys) -> Reconstruction --------------
@@ -391,8 +496,8 @@ def make_plm_reconstruction(scheme: dict, phys=None) -> Reconstruction:
     return Reconstruction(f"plm-{limiter_name}", 2, *make_plm(make_limiter(scheme)))
 
 
-def _weno(name: str, ghost: int, functions, scheme: dict, phys) -> Reconstruction:
-    eps = weno_epsilon(scheme, _dtype(phys))
+def _weno(name: str, ghost: int, functions, scheme: dict, phys, default_epsilon=WENO_JS_EPSILON) -> Reconstruction:
+    eps = weno_epsilon(scheme, _dtype(phys), default_epsilon)
     value, cell = functions(eps, divide_free_weights(_dtype(phys)))
     return Reconstruction(name, ghost, _upwind_pair(value, ghost), _splat(cell))
 
@@ -406,12 +511,18 @@ def make_weno5_reconstruction(scheme: dict, phys=None) -> Reconstruction:
 
 
 def make_weno5z_reconstruction(scheme: dict, phys=None) -> Reconstruction:
-    return _weno("weno5z", 3, weno5z_functions, scheme, phys)
+    return _weno("weno5z", 3, weno5z_functions, scheme, phys, WENO_Z_EPSILON)
 
 
 def make_muscl_hancock_reconstruction(scheme: dict, phys) -> Reconstruction:
+    """scheme["unsplit_axes"]: the axes one step's fluxes cross together (the grid's dimension,
+    1 where the step is split by axes); above one the predictor takes every axis."""
     limiter_name = scheme.get("limiter", "mc")
-    states = make_muscl_hancock(make_limiter(scheme), phys, scheme.get("variables", "primitive"))
+    variables = scheme.get("variables", "primitive")
+    if scheme.get("unsplit_axes", 1) > 1:
+        return Reconstruction(f"muscl_hancock-{limiter_name}", 2,
+                              *make_unsplit_muscl_hancock(make_limiter(scheme), phys, variables))
+    states = make_muscl_hancock(make_limiter(scheme), phys, variables)
     return Reconstruction(f"muscl_hancock-{limiter_name}", 2, *states)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import taichi as ti
 
 from .. import registry
+from ..layout import component
 
 
 @ti.func
@@ -67,6 +68,49 @@ class Characteristic:
 
     def backward(self, left, right, right_vectors):
         return _apply(right_vectors, left), _apply(right_vectors, right)
+
+
+class CellCharacteristic:
+    """Each cell reconstructed in the characteristic variables of its own state: its stencil
+    projected on the left eigenvectors of that cell, its two face values mapped back with the
+    cell's right eigenvectors (the cell-centred basis of Athena's characteristic PLM and PPM,
+    Stone et al. 2008). Characteristic (above) projects on the face's mean state instead, so
+    a cell's two face values come from two bases, and that mismatch lets a shock send
+    oscillations ahead of it: on Brio-Wu (docs/numerics.md) the total variation of rho still
+    grows with resolution on the face's basis, and on the cell's it does not.
+
+    Both sweep paths give the same face values. Per cell (the stencil is 2g - 1 cells, this
+    cell in the middle) one basis serves both faces. Per face (2g cells, the face between
+    g - 1 and g) each cell is projected on both sides' bases at once, as one vector of twice
+    the length whose halves the reconstruction treats component by component: the left state
+    is the lower half in cell g - 1's basis, the right state the upper half in cell g's."""
+
+    per_cell = True
+
+    def __init__(self, phys):
+        self.phys = phys
+
+    def forward(self, stencil, g):
+        if len(stencil) == 2 * g - 1:
+            left_vectors, right_vectors = self.phys.eigenvectors(stencil[g - 1])
+            return [_apply(left_vectors, w) for w in stencil], right_vectors
+        lower_left, lower_right = self.phys.eigenvectors(stencil[g - 1])
+        upper_left, upper_right = self.phys.eigenvectors(stencil[g])
+        stacked = [_stack(_apply(lower_left, w), _apply(upper_left, w), self.phys.W.n) for w in stencil]
+        return stacked, (lower_right, upper_right)
+
+    def backward(self, left, right, context):
+        if not isinstance(context, tuple):  # one cell's faces: its own basis
+            return _apply(context, left), _apply(context, right)
+        n = self.phys.W.n
+        lower = ti.Vector([component(left, k) for k in range(n)])
+        upper = ti.Vector([component(right, n + k) for k in range(n)])
+        return _apply(context[0], lower), _apply(context[1], upper)
+
+
+def _stack(lower, upper, n: int):
+    """One vector of 2n components: lower's, then upper's (plain Python, run while compiling)."""
+    return ti.Vector([component(lower, k) for k in range(n)] + [component(upper, k) for k in range(n)])
 
 
 class ConservedCharacteristic:

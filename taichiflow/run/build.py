@@ -21,7 +21,7 @@ from ..parallel.comm import world
 from .backend import init_taichi
 from .blocks import halo_of, share_of
 from .limits import check_limits
-from .states import resolve_states
+from .states import imposed_values, resolve_states
 
 
 class Built(NamedTuple):
@@ -152,7 +152,7 @@ def build(case: dict) -> Built:
     except ValueError as err:
         raise ModelError(f"{where}: {err}") from None
     halo = halo_of(share, comm, plan.ghost, layout.n, dtype, arch, case["parallel"]["exchange"])
-    solver = Solver(phys, plan, grid, Boundaries(share.kinds, inflow), halo=halo)
+    solver = Solver(phys, plan, grid, Boundaries(share.kinds, inflow, imposed_values(case)), halo=halo)
     fill(solver.W)
     solver.transfer.conserve()
     return Built(arch, precision, fast_math, model, params, plan, solver, shock_jump, share)

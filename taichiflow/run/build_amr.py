@@ -9,6 +9,7 @@ from ..kernels.amr.initial import make_pool_fill
 from ..kernels.amr.solver import Criteria, PackSolver, PoolExhausted
 from ..mesh import Forest, Region
 from ..parallel.comm import world
+from .. import registry
 from ..registry import FINITE_VOLUME, methods
 from .build import Built, boundary_kinds, cell_average, plan_for, prepare
 
@@ -23,6 +24,10 @@ def amr_refusal(case: dict) -> str | None:
         return "[scheme] dimensional_splitting is not supported with [amr] (the blocks take unsplit steps)"
     if scheme.get("retry"):
         return "[scheme] retry is not supported with [amr] yet: a step that leaves a bad cell stops the run"
+    if registry.reconstructions.get(scheme["reconstruction"]).needs_model and len(case["grid"]["cells"]) > 1:
+        return (f"[scheme] reconstruction = '{scheme['reconstruction']}' is not supported with [amr] on 2D and 3D "
+                f"grids yet (its predictor over every axis needs the states half a step ahead in the blocks' ghost "
+                f"layers); use 'plm' with integrator = 'ssprk2'")
     for axis, kinds in enumerate(boundary_kinds(case)):
         for kind in kinds:
             if kind not in SUPPORTED_KINDS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from .. import registry
 from ..case import CaseError, suggest, validate_state
 from ..waves import linear_wave_eigenvector
 
@@ -108,3 +109,17 @@ def _resolved_perturbation(p: dict, background: dict, model, params: dict, where
         eigenvector, speed = linear_wave_eigenvector(p, background, model, params, where)
         return {**p, "_eigenvector": eigenvector, "_speed": speed}
     return dict(p)
+
+
+def imposed_values(case: dict) -> dict:
+    """{(axis, side): {name: number or [[t, value], ...]}}: what each face of a kind that imposes
+    values (a hydraulic discharge, depth or stage: registry.boundary_kinds) takes from [boundary]."""
+    boundary = case["boundary"]
+    imposed = {}
+    for axis in range(len(case["grid"]["cells"])):
+        for side, kind in enumerate(boundary["xyz"[axis]]):
+            face = f"{'xyz'[axis]}_{('lower', 'upper')[side]}"
+            names = registry.boundary_kinds.get(kind).imposes
+            if names:
+                imposed[(axis, side)] = {name: boundary[name][face] for name in names}
+    return imposed
