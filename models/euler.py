@@ -10,6 +10,7 @@ model = Model(
     conserved={"rho": 1, "mom": 3, "E": 1},
     primitive={"rho": 1, "vel": 3, "p": 1},
     params={"gamma": 1.4},
+    ranges={"gamma": "> 1"},
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "p"),
     description="Compressible Euler equations, ideal gas",

@@ -23,6 +23,7 @@ model = Model(
     conserved={"rho": 1, "mom": 3, "E": 1, "B": 3, "psi": 1},
     primitive={"rho": 1, "vel": 3, "p": 1, "B": 3, "psi": 1},
     params={"gamma": 5.0 / 3.0, "glm_alpha": 0.1, "ch_scale": 1.0},
+    ranges={"gamma": "> 1", "glm_alpha": ">= 0", "ch_scale": ">= 0"},
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "p"),
     globals={"ch": "max"},

@@ -19,7 +19,7 @@ vel = 2 h (h vel) / (h^2 + max(h^2, dry_depth^2)), zero in a dry cell; after eac
 discharge of a layer thinner than dry_depth is set to zero and friction is applied
 semi-implicitly, h vel <- h vel / (1 + dt k |vel| / h^a), stable however thin the layer, with
 the law's k and a: Manning g n^2 and 4/3 (n per cell, the static field), Chezy g / C^2 and 1,
-Darcy-Weisbach f / 8 and 1 (C = `chezy` and f = `darcy_weisbach`, parameters, as magnitudes:
+Darcy-Weisbach f / 8 and 1 (C = `chezy` and f = `darcy_weisbach`, parameters, >= 0:
 0 leaves the law out of the compiled step; the laws' slopes add where more than one is set).
 """
 import taichi as ti
@@ -31,6 +31,7 @@ model = Model(
     conserved={"h": 1, "mom": 3, "bed": 1, "manning": 1},
     primitive={"h": 1, "vel": 3, "bed": 1, "manning": 1},
     params={"g": 9.81, "dry_depth": 1e-6, "chezy": 0.0, "darcy_weisbach": 0.0},
+    ranges={"g": "> 0", "dry_depth": "> 0", "chezy": ">= 0", "darcy_weisbach": ">= 0"},
     velocity="vel",
     static=("bed", "manning"),
     balance=3,
@@ -120,7 +121,7 @@ def friction(U, dt, width, g, dry_depth, chezy: ti.template(), darcy_weisbach: t
     if ti.static(chezy != 0.0):
         slowing += dt * g / (chezy * chezy) * speed / h
     if ti.static(darcy_weisbach != 0.0):
-        slowing += dt * (abs(darcy_weisbach) / 8.0) * speed / h
+        slowing += dt * (darcy_weisbach / 8.0) * speed / h
     mom = ti.select(U.h > dry_depth, 1.0, 0.0) * U.mom / slowing
     return model.U(h=U.h, mom=mom, bed=U.bed, manning=U.manning)
 

@@ -32,6 +32,7 @@ model = Model(
     conserved={"D": 1, "mom": 3, "tau": 1},
     primitive={"rho": 1, "vel": 3, "p": 1},
     params={"gamma": 5.0 / 3.0, "lorentz_max": 1.0e3},
+    ranges={"gamma": ("> 1", "<= 2"), "lorentz_max": "> 1"},  # (the recovery assumes gamma <= 2)
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "p"),
     sample={"rho": 1.0, "vel": [0.3, -0.2, 0.1], "p": 0.6},

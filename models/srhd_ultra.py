@@ -19,6 +19,7 @@ model = Model(
     conserved={"R": 1, "mom": 3, "E": 1},
     primitive={"n": 1, "vel": 3, "e": 1},
     params={"lorentz_max": 1.0e3},
+    ranges={"lorentz_max": "> 1"},
     velocity="vel",
     positive=("e",),
     sample={"n": 1.0, "vel": [0.3, -0.2, 0.1], "e": 2.0},

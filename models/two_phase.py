@@ -25,6 +25,8 @@ model = Model(
     # density at the pressure floor (repair(); 0: off).
     params={"gamma_liquid": 6.59, "pc_liquid": 0.4069, "gamma_gas": 1.4, "pc_gas": 0.0, "p_floor": 1.0e-6,
             "tension_alpha": 1.0, "vacuum_density": 0.0},
+    ranges={"gamma_liquid": "> 1", "gamma_gas": "> 1", "pc_liquid": ">= 0", "pc_gas": ">= 0", "p_floor": ">= 0",
+            "vacuum_density": ">= 0"},
     velocity="vel", density="rho", pressure="p",
     positive=("rho", "Gamma"),
     advected=("Gamma", "Pi"),

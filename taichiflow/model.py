@@ -18,6 +18,7 @@ from taichi.lang.struct import Struct
 from . import registry
 from .errors import ModelError, did_you_mean  # noqa: F401  (both importable from here, as before)
 from .layout import Layout
+from .param_ranges import check_params, parse_ranges
 
 # Role -> names of the leading state arguments the function receives.
 ROLES = {
@@ -55,7 +56,7 @@ class Model:
                  velocity: str | None = None, density: str | None = None,
                  pressure: str | None = None, positive=(), advected=(), globals=None,
                  sample: dict | None = None, description: str = "", exact_wave_speeds: bool = False,
-                 static=(), balance: int = 0, dimensions=(1, 2, 3)):
+                 static=(), balance: int = 0, dimensions=(1, 2, 3), ranges: dict | None = None):
         self.name = name
         self.description = description
         self._check_layout(conserved, "conserved")
@@ -63,6 +64,8 @@ class Model:
         self.conserved = Layout(conserved, "U")
         self.primitive = Layout(primitive, "W")
         self.params = {k: float(v) for k, v in (params or {}).items()}
+        # each parameter's valid range, checked where a case sets it (param_ranges.py)
+        self.ranges = parse_ranges(ranges, self.params, f"model '{name}'")
         self.velocity, self.density, self.pressure = velocity, density, pressure
         self.positive = tuple(positive)
         self.advected = tuple(advected)
@@ -191,6 +194,7 @@ class Model:
                 raise ModelError(f"{where}: model '{self.name}' has no parameter '{key}'"
                                  f"{did_you_mean(key, values)}; it has {sorted(values) or 'none'}")
             values[key] = float(value)
+        check_params(values, self.ranges, self.name, where)
         return values
 
     def leading_args(self, role: str) -> tuple:

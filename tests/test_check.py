@@ -201,8 +201,13 @@ def test_zero_valued_sample_is_judged_against_the_typical_magnitude(tmp_path):
 
 def test_singular_parameter_is_named_as_the_cause(tmp_path):
     """--params gamma=1 makes the ideal-gas EOS singular: one failed row naming the parameter
-    value, not a table of failures blamed on the sample state."""
-    code, out = _check_path(shipped_models_dir() / "euler.py", "--params", "gamma=1", "--samples", "4")
+    value, not a table of failures blamed on the sample state (a copy of the Euler model without
+    its declared range, which refuses gamma = 1 before any check: test_model_hooks.py)."""
+    text = (shipped_models_dir() / "euler.py").read_text()
+    assert '    ranges={"gamma": "> 1"},\n' in text
+    path = tmp_path / "euler_free.py"
+    path.write_text(text.replace('    ranges={"gamma": "> 1"},\n', ""))
+    code, out = _check_path(path, "--params", "gamma=1", "--samples", "4")
     rows = table(out)
     assert code == 1 and rows == {"params": "FAIL"}, out
     assert "gamma = 1" in out and "Model(sample=" not in out, out

@@ -227,3 +227,24 @@ def test_a_source_works_in_the_global_frame_with_its_unit_vectors(tmp_path):
         sim.advance(n / 4)
     m = sim.fields()["m"]
     assert np.abs(m - np.array([0.0, 2.0, 3.0])).max() < 1e-12
+
+
+@pytest.mark.parametrize("case,setting,message", [
+    ("sod.toml", "model.params.gamma=0.5", "gamma = 0.5 is outside the range model 'euler' declares for it: gamma must be > 1"),
+    ("sr_blast_2d.toml", "model.params.gamma=2.5", "gamma must be > 1 and <= 2"),
+    ("dam_break_wet.toml", "model.params.g=-9.81", "g must be > 0"),
+])
+def test_a_parameter_outside_its_declared_range_is_refused_by_name(tmp_path, capsys, case, setting, message):
+    from taichiflow.cli import main
+    assert main(["run", str(CASES / case), "--set", setting, "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_range_that_does_not_read_as_a_condition_is_a_model_error():
+    from taichiflow.errors import ModelError
+    from taichiflow.model import Model
+    with pytest.raises(ModelError, match=r"ranges\['gamma'\]: expected a condition such as '> 1'"):
+        Model("bad", conserved={"rho": 1}, primitive={"rho": 1}, params={"gamma": 1.4}, ranges={"gamma": "gamma > 1"})
+    with pytest.raises(ModelError, match="ranges: 'beta' is not a parameter of the model"):
+        Model("bad", conserved={"rho": 1}, primitive={"rho": 1}, params={"gamma": 1.4}, ranges={"beta": "> 1"})
