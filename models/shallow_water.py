@@ -73,6 +73,7 @@ def wave_speeds(W, g):
 
 @model.admissible
 def admissible(W):
+    """h >= 0."""
     return W.h >= 0.0
 
 

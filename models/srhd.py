@@ -110,6 +110,7 @@ def wave_speeds(W, gamma):
 
 @model.admissible
 def admissible(W):
+    """|vel| < 1: slower than light."""
     return W.vel.dot(W.vel) < 1.0
 
 

@@ -63,6 +63,7 @@ def wave_speeds(W):
 
 @model.admissible
 def admissible(W):
+    """|vel| < 1 (slower than light) and n >= 0."""
     return (W.vel.dot(W.vel) < 1.0) & (W.n >= 0.0)
 
 

@@ -184,3 +184,18 @@ def test_an_initial_state_given_out_of_its_models_range_is_named_as_given(tmp_pa
     err = error_of(capsys, "run", str(CASES / "sod.toml"), "--out", str(tmp_path / "out"),
                    *[item for text in sets for item in ("--set", text)])
     assert named in err and "nan" not in err
+
+
+@pytest.mark.parametrize("case,setting,message", [
+    ("sr_blast_2d.toml", "initial.background.vel=[1.5,0,0]",
+     "[initial] background: rho = 1, vel = [1.5, 0, 0], p = 0.001 is no state of model 'srhd' (it needs rho, p > 0; "
+     "|vel| < 1: slower than light); the first inadmissible cell is (0, 0)"),
+    ("sr_blast_2d.toml", "initial.regions.0.state.vel=[0.8,0.8,0]",
+     "[initial] regions.0.state: rho = 10, vel = [0.8, 0.8, 0], p = 13.33 is no state of model 'srhd'"),
+])
+def test_an_inadmissible_initial_state_names_the_state_given_and_the_models_rule(tmp_path, capsys, case, setting,
+                                                                                message):
+    """Not the converted cell's consequence ("rho = nan" at cell (0, 0)): the values the case gave."""
+    assert main(["run", str(CASES / case), "--set", setting, "--out", str(tmp_path / "out")]) == 2  # (a run that failed)
+    err = capsys.readouterr().err
+    assert message in err and "nan" not in err and "Traceback" not in err

@@ -14,6 +14,7 @@ from ..kernels import clock as device_clock
 from ..kernels.diagnostic_rows import ROWS
 from ..parallel.comm import on_root, world
 from .backend import taichi_starts
+from . import initial_blame
 from .build import build
 from .failure import advice, bad_cell_message
 from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests
@@ -187,8 +188,18 @@ class Simulation:
                         + (f" to {saved}" if saved else "")
                         + ". " + self._advice())
         else:
-            message += "; check [initial] in the case file"
+            message = self._initial_blame(where) or message + "; check [initial] in the case file"
         raise SimulationError(message)
+
+    def _initial_blame(self, where) -> str | None:
+        """The message naming the given state that makes the initial state inadmissible (the
+        case's values and the model's rule), or None (run/initial_blame.py)."""
+        found = initial_blame.first_inadmissible(self.solver.phys, self.case["initial"])
+        if found is None:
+            return None
+        given, state, rule = found
+        return (f"{given}: {initial_blame.describe(state)} is no state of model '{self.model.name}' (it needs "
+                f"{rule}); the first inadmissible cell is {where}")
 
     def _advice(self) -> str:
         return advice(self.case["scheme"], self.out_dir)
