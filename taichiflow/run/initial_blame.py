@@ -31,7 +31,7 @@ def first_inadmissible(phys, initial: dict):
     """(where, the state given, the model's rule) of the first given state that no W -> U -> W of
     the model brings back admissible, or None (then the fill's blending made the bad cell)."""
     states = given_states(initial)
-    if not states or not all(states[0][1]):
+    if not states[0][1]:  # (no background given: nothing to blame)
         return None
     vectors = np.array([state_vector(state, phys.model.primitive) for _, state in states])
     ok = _admissible_after_round_trip(phys, vectors)
