@@ -23,6 +23,7 @@ from .case_perturbations import Extent, check_formula, check_raster, check_turbu
 from .case_rules import (AXES, SIDES, check_amr, check_boundary, check_box, check_grid, check_half_space,
                          check_scheme, unused_scheme_keys)
 from .errors import CaseError, suggest
+from .region_coverage import regions_covering_no_cell
 from .toml_text import dump_toml, show
 
 try:
@@ -696,6 +697,7 @@ def load_case(path, overrides=()) -> dict:
     _declare_model_solvers(raw, Path(path))
     checked = SCHEMA.check(raw, _Loc(ctx))
     warnings = unused_scheme_keys(raw.get("scheme", {}), checked["scheme"], SCHEMA.keys["scheme"].spec.keys)
+    warnings += regions_covering_no_cell(checked)
     return {"_source": file, **checked, **({"_warnings": warnings} if warnings else {})}
 
 

@@ -299,7 +299,7 @@ RICH = case_text(
     extra=("[boundary.inflow]\nx_lower = {rho = 1.0, vel = [3.0], p = 1.0}\n"
            '[[initial.regions]]\nshape = "half_space"\npoint = [0.0, 0.0]\nnormal = [1.0, 1.0]\n'
            "state = {rho = 0.125}\nsmoothing = 0.01\n"
-           '[[initial.regions]]\nshape = "box"\nlower = [0.1, 0.1]\nupper = [0.2, 0.2]\nstate = {p = 2.0}\n'
+           '[[initial.regions]]\nshape = "box"\nlower = [0.1, 0.02]\nupper = [0.2, 0.08]\nstate = {p = 2.0}\n'
            '[[initial.regions]]\nshape = "sphere"\ncenter = [0.0, 0.05]\nradius = 0.03\nstate = {p = 9.0}\n'
            '[[initial.regions]]\nshape = "cylinder"\ncenter = [0.5, 0.05]\nradius = 0.02\n'
            'state = {rho = 3.0}\n'))

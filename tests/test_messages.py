@@ -199,3 +199,22 @@ def test_an_inadmissible_initial_state_names_the_state_given_and_the_models_rule
     assert main(["run", str(CASES / case), "--set", setting, "--out", str(tmp_path / "out")]) == 2  # (a run that failed)
     err = capsys.readouterr().err
     assert message in err and "nan" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("settings,covers", [
+    (["initial.regions.0.radius=1e-6", "initial.regions.0.center=[0.3, 0.3]"], False),  # between the sample points
+    (["initial.regions.0.center=[5.0, 5.0]"], False),                                  # outside the domain
+    (["initial.regions.0.radius=1e-6", "initial.regions.0.smoothing=0.01"], True),     # smoothed: every cell a little
+    ([], True),                                                                         # as shipped
+])
+def test_a_region_that_covers_no_cell_is_a_warning_naming_it(settings, covers):
+    """sedov2d's sphere on its grid (the fill averages 4 x 4 Gauss points a cell): a sphere of
+    radius 1e-6 away from every point, or one outside the domain, changes nothing, and says so."""
+    warnings = load_case(CASES / "sedov2d.toml", settings).get("_warnings", [])
+    named = [w for w in warnings if w.startswith("[initial] regions.0 (shape = 'sphere') covers no cell")]
+    assert bool(named) != covers, warnings
+
+
+def test_no_shipped_case_has_a_region_that_covers_no_cell():
+    for path in sorted(CASES.glob("*.toml")):
+        assert not [w for w in load_case(path).get("_warnings", []) if "covers no cell" in w], path.name
