@@ -31,6 +31,7 @@ class Stencil(NamedTuple):
     sweeps read a reconstruction's ghost the same way)."""
     name: str
     ghost: int
+    predicted: bool = False  # (no time predictor: as a Reconstruction without one)
 
 
 class FaceFunctions(NamedTuple):
@@ -88,7 +89,7 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
 
     read_w = ctx.read_w
     direct = read_w is None  # (W read as W[index])
-    predicted = getattr(recon, "predicted", False)
+    predicted = recon.predicted
     states_ahead = ctx.predicted
     if predicted and (states_ahead is None or not direct):
         raise ValueError(f"{recon.name} predicts every axis: its sweeps need the states ahead, on one block")

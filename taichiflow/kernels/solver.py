@@ -113,7 +113,7 @@ class Solver:
         self.R = state.vector(n_conserved, self.cells)
         self.W = state.vector(n_primitive, self.cells, ghosts=plan.ghost)
         # the states half a step ahead of a predictor over every axis (kernels/predictor.py)
-        predicted = any(getattr(s.recon, "predicted", False) for s in self.schemes)
+        predicted = any(s.recon.predicted for s in self.schemes)
         self.predicted = state.vector(n_primitive, self.cells, ghosts=plan.ghost) if predicted else None
         state.place()
         self._state_arrays = state
@@ -175,7 +175,7 @@ class Solver:
                                                       self.inflow, boundaries.kinds, self.clock, boundaries.imposed)
         if fill_inflow:  # (a constant state is its own state half a step ahead)
             self._fill_inflow.append(fill_inflow)
-        return [make_predictor(ctx, scheme, copy_to_ghosts) if getattr(scheme.recon, "predicted", False) else None
+        return [make_predictor(ctx, scheme, copy_to_ghosts) if scheme.recon.predicted else None
                 for scheme in self.schemes]
 
     def _predict(self, retry: bool, stage):

@@ -338,11 +338,10 @@ def _state_maps(phys, variables: str):
     raise ValueError(f"muscl_hancock evolves primitive or conserved variables, not '{variables}'")
 
 
-def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
-    """MUSCL-Hancock (Toro ch. 14; Cygert et al. 2013, eqs. 8-9; docs/physics.md 2.2.4): each cell's
-    limited linear profile is evolved by dt/2 with the physical flux, which makes the scheme second
-    order in time with a single (Euler) stage. Only the normal-direction flux enters the predictor."""
-    states, from_cons = _state_maps(phys, variables)
+def _half_step_of_ends(phys, states):
+    """(ends, dt_dx) -> (U of the two ends, the half-step change of U from their flux difference
+    along the normal, with the advected scalars' phi div(u) term): plain Python, inlined where a
+    Taichi function calls it, shared by both MUSCL-Hancock predictors."""
     nU, advected = phys.U.n, list(phys.advected_indices)
 
     def advected_source(u, w_minus, w_plus):
@@ -350,14 +349,29 @@ def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
         mask = ti.Vector([1.0 if k in advected else 0.0 for k in range(nU)])
         return mask * u * (phys.normal_velocity(w_plus) - phys.normal_velocity(w_minus))
 
-    @ti.func
-    def evolved_ends(x, delta, dt_dx):
-        """Boundary values x -/+ delta/2 of one cell, both advanced by half a time step."""
-        w_minus, u_minus = states(x - 0.5 * delta)
-        w_plus, u_plus = states(x + 0.5 * delta)
+    def half_step(x_minus, x_plus, dt_dx):
+        w_minus, u_minus = states(x_minus)
+        w_plus, u_plus = states(x_plus)
         change = 0.5 * dt_dx * (phys.flux(w_minus, u_minus) - phys.flux(w_plus, u_plus))
         if ti.static(len(advected) > 0):
             change += 0.5 * dt_dx * advected_source(0.5 * (u_minus + u_plus), w_minus, w_plus)
+        return u_minus, u_plus, change
+
+    return half_step
+
+
+def make_muscl_hancock(limiter, phys, variables: str = "primitive"):
+    """MUSCL-Hancock (Toro ch. 14; Cygert et al. 2013, eqs. 8-9; docs/physics.md 2.2.4): each cell's
+    limited linear profile is evolved by dt/2 with the physical flux, which makes the scheme second
+    order in time with a single (Euler) stage. The normal-direction flux alone enters the
+    predictor: the 1D scheme, and each axis' step of a split one."""
+    states, from_cons = _state_maps(phys, variables)
+    half_step = _half_step_of_ends(phys, states)
+
+    @ti.func
+    def evolved_ends(x, delta, dt_dx):
+        """Boundary values x -/+ delta/2 of one cell, both advanced by half a time step."""
+        u_minus, u_plus, change = half_step(x - 0.5 * delta, x + 0.5 * delta, dt_dx)
         return from_cons(u_minus + change), from_cons(u_plus + change)
 
     @ti.func
@@ -386,20 +400,13 @@ def make_unsplit_muscl_hancock(limiter, phys, variables: str = "primitive"):
     2.2.4). The change is summed once per cell before the sweeps (kernels/predictor.py), which
     need each cell's slopes along the axes across them."""
     states, from_cons = _state_maps(phys, variables)
-    nU, advected = phys.U.n, list(phys.advected_indices)
+    half_step_of_ends = _half_step_of_ends(phys, states)
 
     @ti.func
     def half_step(a, b, c, dt_dx):
-        """The change of cell b's U over half a step from the flux along this axis (normal
-        frame), with the advected scalars' half-step phi div(u) term."""
+        """The change of cell b's U over half a step from the flux along this axis (normal frame)."""
         delta = limiter(b - a, c - b)
-        w_minus, u_minus = states(b - 0.5 * delta)
-        w_plus, u_plus = states(b + 0.5 * delta)
-        change = 0.5 * dt_dx * (phys.flux(w_minus, u_minus) - phys.flux(w_plus, u_plus))
-        if ti.static(len(advected) > 0):
-            mask = ti.Vector([1.0 if k in advected else 0.0 for k in range(nU)])
-            change += 0.5 * dt_dx * mask * 0.5 * (u_minus + u_plus) * (
-                phys.normal_velocity(w_plus) - phys.normal_velocity(w_minus))
+        _, _, change = half_step_of_ends(b - 0.5 * delta, b + 0.5 * delta, dt_dx)
         return change
 
     @ti.func
