@@ -2,10 +2,12 @@
 ([[amr.regions]]) and a model's own indicator (@model.refinement: the two-phase interface)."""
 import math
 
+import numpy as np
 import pytest
 
 from helpers import case_from_text, precise
 from taichiflow.errors import CaseError
+from taichiflow.kernels.amr.criteria import DEREFINE, REFINE, Criteria, coded, leaf_flags
 from taichiflow.mesh import Block, Region, RegionLevels
 from taichiflow.mesh.block import parent
 from taichiflow.run.adaptive import AdaptiveRun
@@ -176,3 +178,24 @@ def test_criteria_refine_beyond_their_max_level_only_in_regions(tmp_path, arch):
         assert any(b.level == 1 for b in leaves if not regions.level(b))
         assert all(b.level <= 1 or regions.level(parent(b)) for b in leaves)  # (a region's block splits whole)
         run.advance(1e9, max_steps=4)
+
+
+def test_the_device_flags_the_leaves_as_the_rules_say(tmp_path, arch):
+    """The indicator kernel applies the criteria and sends a byte a leaf (kernels/amr/regrid.py):
+    the flags of criteria.leaf_flags on its indicators and the regions' levels of each leaf,
+    with the gradient criterion and without, in regions and out."""
+    run = AdaptiveRun(precise(case_from_text(tmp_path, CAPPED.replace("regrid_every = 2", "regrid_every = 2\n"
+                                                                      "gradient_above = 0.05")), arch))
+    run.advance(1e9, max_steps=3)
+    solver, forest = run.solver, run.solver.forest
+    regions = solver.region_levels
+    seen = set()
+    for criteria in (Criteria.of(run.case["amr"]), Criteria(0.5, 0.3, 0.0, up_to=1)):
+        codes = solver._indicator_codes(criteria)
+        slots = solver.slots.array
+        second, gradient = solver._second.to_numpy()[slots], solver._gradient.to_numpy()[slots]
+        expected = leaf_flags(second, gradient, forest.levels, regions.levels(forest.levels, forest.coords),
+                              regions.levels(forest.levels - 1, forest.coords >> 1), forest.max_level, criteria)
+        assert np.array_equal(codes, coded(*expected))
+        seen |= set(codes.tolist())
+    assert seen >= {REFINE, DEREFINE}

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from taichiflow.mesh import Block, Forest, assign_slots, device_tables, plan_regrid, updated_tables
+from taichiflow.mesh.refinement import _regridded_in_rounds, regridded
+from taichiflow.mesh.tiling import Tiling
 
 # (roots, periodic, max_level): 2D and 3D, periodic, mixed and not, root counts not powers of two.
 CONFIGS = [
@@ -223,3 +225,46 @@ def test_the_array_views_follow_the_leaves():
     assert forest.keys.tolist() == [_key(b, forest) for b in forest.leaves]
     with pytest.raises(ValueError):
         forest.levels[0] = 1  # (read-only)
+
+
+def test_regrids_decided_on_edits_equal_regrids_made_round_by_round():
+    """A balanced forest's regrid is decided on the old arrays (mesh/edits.py), refusing again
+    without a look the merges the last regrid refused unless a finer family merged beside
+    them (mesh/merges.py); the same leaves as a tiling made per balancing round and per merged
+    level, over chains of regrids that merge much. Some refusals must come back as merges
+    (the look again beside finer merges), and every regrid's matches and sources must be the
+    ones a search finds."""
+    revived = 0
+    for (roots, periodic, max_level), seed in itertools.product(
+            CONFIGS + [((2, 2, 2), (False, False, False), 4), ((3,), (True,), 6)], range(3)):
+        rng = np.random.default_rng([seed, len(roots), *roots, max_level])
+        forest = Forest.uniform(roots, 4, max_level, periodic)
+        for _ in range(20):
+            n = len(forest.levels)
+            refine = np.flatnonzero(rng.random(n) < rng.uniform(0.0, 0.15))
+            derefine = np.flatnonzero(rng.random(n) < rng.uniform(0.5, 1.0))
+            old = forest.tiling
+            new = regridded(old, refine, derefine, True)
+            split = np.zeros(n, bool)
+            split[refine] = True
+            flagged = np.zeros(n, bool)
+            flagged[derefine] = True
+            flagged[refine] = False
+            rounds = _regridded_in_rounds(old, split & (old.levels < max_level), flagged, True)
+            for name in ("levels", "coords", "keys"):
+                assert np.array_equal(getattr(new, name), getattr(rounds, name)), name
+            if new is old:
+                continue
+            theirs, ours = new.matches(old)
+            searched = Tiling(new.space, new.levels, new.coords, new.keys).matches(old)
+            assert np.array_equal(theirs, searched[0]) and np.array_equal(ours, searched[1])
+            source = new.made_from(old)
+            assert np.array_equal(source < 0, theirs >= 0)
+            arriving = theirs < 0
+            from_level = old.levels[source[arriving]]
+            assert np.all(np.abs(from_level - new.levels[arriving]) == 1)
+            if old.refused is not None:
+                merged_keys = new.keys[arriving][from_level > new.levels[arriving]]
+                revived += int(np.isin(merged_keys, old.refused[0]).sum())
+            forest = Forest._of_tiling(forest._domain, 4, max_level, new)
+    assert revived > 0

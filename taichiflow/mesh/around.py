@@ -38,11 +38,18 @@ def offsets_array(dim: int, faces_only: bool = False) -> tuple[np.ndarray, np.nd
 
 
 def touching_table(offsets: np.ndarray) -> np.ndarray:
-    """bool (k, 2**dim): which children of the position at each offset touch the block."""
-    dim = offsets.shape[1]
+    """bool (k, 2**dim): which children of the position at each offset touch the block
+    (remembered per set of offsets: the regrid's tables ask for the same few each time)."""
+    return _touching_table(offsets.shape[1], offsets.tobytes())
+
+
+@functools.lru_cache(maxsize=64)
+def _touching_table(dim: int, packed: bytes) -> np.ndarray:
+    offsets = np.frombuffer(packed, np.int64).reshape(-1, dim)
     table = np.zeros((len(offsets), 1 << dim), bool)
     for row, offset in enumerate(offsets.tolist()):
         table[row, list(touching_octants(tuple(offset)))] = True
+    table.flags.writeable = False
     return table
 
 
@@ -59,7 +66,21 @@ def around(tiling: Tiling, levels: np.ndarray, coords: np.ndarray, offsets: np.n
     if not inside.all():
         inside = inside.T.ravel()
         block, offset, keys = block[inside], offset[inside], keys[inside]
-    level = levels[block]
+    return _covers(tiling, block, offset, levels[block], keys, with_children)
+
+
+def around_pairs(tiling: Tiling, levels: np.ndarray, coords: np.ndarray, offsets: np.ndarray,
+                 offset_index: np.ndarray, with_children: bool = False) -> Around:
+    """around() of one offset per block: block k's position at offsets[offset_index[k]]."""
+    keys, inside = tiling.space.positions(levels, coords + offsets[offset_index],
+                                          np.zeros((1, tiling.space.dim), np.int64))
+    block = np.flatnonzero(inside[:, 0])
+    return _covers(tiling, block, offset_index[block], levels[block], keys[block, 0], with_children)
+
+
+def _covers(tiling: Tiling, block: np.ndarray, offset: np.ndarray, level: np.ndarray, keys: np.ndarray,
+            with_children: bool) -> Around:
+    """The Around of positions (their keys, inside the domain) of these rows."""
     cover = tiling.containing(keys)
     refined = tiling.levels[cover] > level
     children = _children(tiling, keys[refined], level[refined], cover[refined], len(level), refined) \

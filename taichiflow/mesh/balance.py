@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .around import around, offsets_array
-from .tiling import Tiling
+from .tiling import Tiling, distinct
 
 
 def balanced(tiling: Tiling, levels: np.ndarray, coords: np.ndarray, required: np.ndarray) -> Tiling:
@@ -30,3 +30,31 @@ def balanced(tiling: Tiling, levels: np.ndarray, coords: np.ndarray, required: n
         coords = np.concatenate([coords[again], split_coords])
         required = np.concatenate([required[again], split_levels])
     return tiling
+
+
+def split_closure(tiling: Tiling, split: np.ndarray) -> np.ndarray | None:
+    """balanced(tiling.split(split), ...) for a balanced `tiling` (known_balanced), as the mask
+    of the leaves it splits, found without making a tiling a round: each round looks around
+    the leaves split last (their positions at the leaf's level, whose covers must not be
+    coarser than it), over the old arrays with the split leaves' children one level finer.
+    None where a leaf would have to split twice (balanced() handles that case)."""
+    split = split.copy()
+    offsets, _ = offsets_array(tiling.space.dim)
+    levels, coords = tiling.levels[split], tiling.coords[split]
+    required = levels
+    while len(levels):
+        keys, inside = tiling.space.positions(levels, coords, offsets)
+        block = np.nonzero(inside.T)[1]  # (offset by offset: searches in key order mostly, as around() does)
+        cover = tiling.containing(keys.T[inside.T])
+        short = tiling.levels[cover] + split[cover] < required[block]
+        if not short.any():
+            break
+        covers = distinct(cover[short])
+        if split[covers].any():
+            return None
+        split[covers] = True
+        again = distinct(block[short])
+        levels = np.concatenate([levels[again], tiling.levels[covers]])
+        coords = np.concatenate([coords[again], tiling.coords[covers]])
+        required = np.concatenate([required[again], tiling.levels[covers]])
+    return split

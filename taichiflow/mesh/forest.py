@@ -155,13 +155,18 @@ class Forest:
         key_of = self._blocks.key_of if refine or derefine else {}
         split = flag_indices(self._tiling, key_of, refine, "refine")
         merge = flag_indices(self._tiling, key_of, derefine, "derefine")
-        tiling = regridded(self._tiling, split, merge, self._known_balanced)
-        return Forest._of_tiling(self._domain, self._block_cells, self._max_level, tiling, self._blocks)
+        return self._with(regridded(self._tiling, split, merge, self._known_balanced))
 
     def refined_where(self, refine: np.ndarray, derefine: np.ndarray) -> Forest:
         """refined() with the flags as boolean masks aligned with `leaves` (no Block objects: a
         regrid of tens of thousands of leaves stays cheap)."""
-        tiling = regridded(self._tiling, np.flatnonzero(refine), np.flatnonzero(derefine), self._known_balanced)
+        return self._with(regridded(self._tiling, np.asarray(refine, bool), np.asarray(derefine, bool),
+                                    self._known_balanced))
+
+    def _with(self, tiling: Tiling) -> Forest:
+        """The forest of a regrid's tiling: this one where the regrid changed nothing."""
+        if tiling is self._tiling:
+            return self
         return Forest._of_tiling(self._domain, self._block_cells, self._max_level, tiling, self._blocks)
 
     def is_balanced(self) -> bool:
@@ -173,7 +178,7 @@ class Forest:
                 self._tiling.coords.tobytes())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Forest) and self._identity() == other._identity()
+        return other is self or isinstance(other, Forest) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
         return hash(self._identity())

@@ -1,7 +1,9 @@
 """One regrid of a Tiling: flagged splits, the splits that 2:1 balance then forces, and the
 merges that keep it. Merges are decided last, against the balanced result, so that a merged
 parent is never split again by the balancing (a leaf changes at most once per regrid, which the
-device's slot plan relies on)."""
+device's slot plan relies on). From a balanced tiling the regrid is decided on Edits of the
+old arrays and made once (edits.py, merges.py); otherwise, or where a leaf must split twice,
+a tiling is made per balancing round (the same leaves, in more time)."""
 from __future__ import annotations
 
 import itertools
@@ -10,8 +12,10 @@ from typing import Collection
 import numpy as np
 
 from .around import blocks_balanced
-from .balance import balanced
+from .balance import balanced, split_closure
+from .edits import Edits
 from .leaf_blocks import NOT_A_LEAF
+from .merges import family_starts, merge_flagged
 from .tiling import Tiling
 
 
@@ -27,23 +31,48 @@ def flag_indices(tiling: Tiling, key_of: dict, flags: Collection, name: str) -> 
 
 
 def regridded(tiling: Tiling, refine: np.ndarray, derefine: np.ndarray, known_balanced: bool) -> Tiling:
-    """The leaves after splitting the leaves at indices `refine` (those below max_level),
-    balancing, then merging the families wholly in `derefine` and not in `refine` where the
-    merge keeps the balance. known_balanced: the leaves are 2:1 balanced already, so only the
-    split leaves can force splits (a leaf only gets finer neighbours) and balancing looks
-    around them alone; otherwise around every leaf."""
-    split = np.zeros(len(tiling), bool)
-    split[refine] = True
+    """The leaves after splitting the leaves at indices `refine` (or where a boolean mask
+    holds; those below max_level), balancing, then merging the families wholly in `derefine`
+    and not in `refine` where the merge keeps the balance; `tiling` itself where nothing
+    changes. known_balanced: the leaves are 2:1 balanced already, so only the split leaves can
+    force splits (a leaf only gets finer neighbours) and balancing looks around them alone;
+    otherwise around every leaf."""
+    split, flagged = _mask(len(tiling), refine), _mask(len(tiling), derefine)
+    flagged &= ~split
     split &= tiling.levels < tiling.space.max_level
+    closed = split_closure(tiling, split) if known_balanced else None
+    if closed is None:
+        return _regridded_in_rounds(tiling, split, flagged, known_balanced)
+    edits = Edits(tiling, closed)
+    first = family_starts(tiling, flagged)
+    for child in range(tiling.space.fan):  # (a family with a child split is no family of leaves)
+        first = first[~closed[first + child]]
+    refused = merge_flagged(edits, first)
+    if not edits.changed():
+        tiling.refused = refused  # (refused against the tiling itself: as good a memory)
+        return tiling
+    made = edits.made()
+    made.refused = refused
+    return made
+
+
+def _mask(n: int, flags: np.ndarray) -> np.ndarray:
+    """A boolean mask (a copy) of flags given as one or as indices."""
+    if flags.dtype == bool:
+        return flags.copy()
+    mask = np.zeros(n, bool)
+    mask[flags] = True
+    return mask
+
+
+def _regridded_in_rounds(tiling: Tiling, split: np.ndarray, flagged: np.ndarray, known_balanced: bool) -> Tiling:
+    """regridded() making a tiling per balancing round and per merged level."""
     split_levels, split_coords = tiling.levels[split], tiling.coords[split]
     current = tiling.split(split)
     if known_balanced:
         current = balanced(current, split_levels, split_coords, split_levels)
     else:
         current = balanced(current, current.levels, current.coords, current.levels - 1)
-    flagged = np.zeros(len(tiling), bool)
-    flagged[derefine] = True
-    flagged[refine] = False
     parent_levels, parent_coords, parent_keys = flagged_families(tiling, flagged)
     return merged(current, parent_levels, parent_coords, parent_keys)
 

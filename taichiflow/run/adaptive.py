@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RunInterrupted, SimulationError
-from ..kernels.amr.solver import Criteria, PoolExhausted
+from ..kernels.amr.criteria import Criteria
+from ..kernels.amr.solver import PoolExhausted
 from .adaptive_outputs import AdaptiveOutputs
 from .adaptive_restart import restart_adaptive, write_adaptive_checkpoint
 from .build_amr import build_pack

@@ -26,7 +26,7 @@ def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
               "precision": run.precision, "time": run.t, "step": run.step_count, "last_dt": run.last_dt,
               "regrid_s": run.regrid_seconds, "regrid_due": regrid_due,
               "snapshot_index": outputs.count, "last_snapshot_time": outputs.last_time,
-              "block_cells": solver.N, "leaves": [[block.level, *block.coords] for block in solver.forest.leaves],
+              "block_cells": solver.N, "leaves": np.column_stack([solver.forest.levels, solver.forest.coords]).tolist(),
               "case": case_mod.dump_toml(run.case)}
     return checkpoint.write(outputs.folder, solver.conserved_blocks(), header)
 

@@ -6,7 +6,8 @@ from ..bound_model import BoundModel
 from ..errors import CaseError, ModelError
 from ..kernels.amr.ghosts import SUPPORTED_KINDS
 from ..kernels.amr.initial import make_pool_fill
-from ..kernels.amr.solver import Criteria, PackSolver, PoolExhausted
+from ..kernels.amr.criteria import Criteria
+from ..kernels.amr.solver import PackSolver, PoolExhausted
 from ..mesh import Forest, Region
 from ..parallel.comm import world
 from .. import registry
@@ -90,7 +91,7 @@ def _built_pack(case: dict, initial: bool, capacity: int) -> Built:
     plan = plan_for(case, prepared.arch, prepared.precision, cells=(N,) * dim, kinds=kinds, model=model)
     phys = BoundModel(model, params, prepared.dtype)
     forest = Forest.uniform(roots, N, amr["max_level"], tuple(k[0] == "periodic" for k in kinds))
-    capacity = capacity or amr["capacity"] or max(64 * len(forest.leaves), 512)
+    capacity = capacity or amr["capacity"] or max(64 * len(forest.levels), 512)
     extent = tuple(zip(case["grid"]["lower"], case["grid"]["upper"]))
     try:
         solver = PackSolver(phys, plan, forest, extent, kinds, prepared.inflow, capacity,

@@ -12,9 +12,9 @@ import numpy as np
 import taichi as ti
 
 from ...layout import component
-from ...mesh.block import direction_index
 from ...mesh.slots import RELATION_CODES
 from ..state_arrays import StateArrays
+from .staging import MAX_AXES, ROW_HEAD, FaceLists, Staged, face_counts, face_direction, row_directions, staged
 
 # relation codes of mesh.device_tables: the block across a face is at the same level, one
 # coarser, one finer, or there is the domain's boundary
@@ -49,6 +49,9 @@ class BlockPool:
         self.neighbour = ti.field(ti.i32, shape=(capacity, 3 ** dim, 2 ** dim))
         self.relation = ti.field(ti.i32, shape=(capacity, 3 ** dim))
         self.active = ti.field(ti.i32, shape=capacity)
+        # the levels the geometric regions ask of each slot's leaf and of its parent (criteria.py)
+        self.asked = ti.field(ti.i32, shape=capacity)
+        self.parent_asked = ti.field(ti.i32, shape=capacity)
         # per axis the faces of listed blocks (slot * 2 + side) whose neighbour across is coarser
         # (their ghost layers prolonged, their flux kept in the register: kernels/amr/fluxes.py),
         # and those whose ghost layers are pulled from a finer block or the block itself (the
@@ -66,65 +69,100 @@ class BlockPool:
             self.level_dx[level] = widths
             self.level_inv_dx[level] = [1.0 / h for h in widths]
         self.R.fill(0.0)
-        self._write_rows = self._row_writer()
+        self.faces = FaceLists(dim, capacity)  # (the host's masks of the listed faces)
+        self.write_row, self.write_listed = self._staged_writers()
+        self._write_staged = self._staged_kernel()
         self.read_w = make_w_reader(self)  # (every kernel reading W past a block's face)
 
-    def _row_writer(self):
+    def _staged_writers(self):
+        """(write_row(rows, r), write_listed(listed, counts, first, k)): ti.funcs writing row r
+        of a Staged's rows into the tables, and entry k of its listed array (the active list,
+        then the faces per kind and axis; counts[first:] are Staged.counts[1:])."""
         level, origin, neighbour, relation, dim = self.level, self.origin, self.neighbour, self.relation, self.dim
+        active, kinds, asked, parent_asked = self.active, (self.coarser_faces, self.pulled_faces), self.asked, \
+            self.parent_asked
+        directions, fan = row_directions(dim), 2 ** dim
+
+        @ti.func
+        def write_row(rows: ti.template(), r):
+            slot = rows[r, 0]
+            level[slot] = rows[r, 1]
+            asked[slot] = rows[r, 2]
+            parent_asked[slot] = rows[r, 3]
+            for d in ti.static(range(dim)):
+                origin[slot][d] = rows[r, ROW_HEAD + d]
+            for q in ti.static(range(len(directions))):
+                base = ROW_HEAD + dim + q * (1 + fan)
+                relation[slot, directions[q]] = rows[r, base]
+                for o in ti.static(range(fan)):
+                    neighbour[slot, directions[q], o] = rows[r, base + 1 + o]
+
+        @ti.func
+        def write_listed(listed: ti.template(), counts, first: ti.template(), k):
+            start = counts[first]
+            if k < start:
+                active[k] = listed[k]
+            for kind in ti.static(range(len(kinds))):
+                for axis in ti.static(range(dim)):
+                    n = counts[first + 1 + MAX_AXES * kind + axis]
+                    if start <= k and k < start + n:
+                        kinds[kind][axis, k - start] = listed[k]
+                    start += n
+        return write_row, write_listed
+
+    def _staged_kernel(self):
+        write_row, write_listed = self.write_row, self.write_listed
 
         @ti.kernel
-        def write_rows(slots: ti.types.ndarray(dtype=ti.i32, ndim=1), levels: ti.types.ndarray(dtype=ti.i32, ndim=1),
-                       origins: ti.types.ndarray(dtype=ti.i32, ndim=2),
-                       neighbours: ti.types.ndarray(dtype=ti.i32, ndim=3),
-                       relations: ti.types.ndarray(dtype=ti.i32, ndim=2)):
-            """Rows of the tables at `slots` (an update's changed rows)."""
-            for r in range(slots.shape[0]):
-                slot = slots[r]
-                level[slot] = levels[r]
-                for d in ti.static(range(dim)):
-                    origin[slot][d] = origins[r, d]
-                for direction in range(neighbours.shape[1]):
-                    relation[slot, direction] = relations[r, direction]
-                    for octant in range(neighbours.shape[2]):
-                        neighbour[slot, direction, octant] = neighbours[r, direction, octant]
-        return write_rows
+        def write_staged(rows: ti.types.ndarray(dtype=ti.i32, ndim=2), listed: ti.types.ndarray(dtype=ti.i32, ndim=1),
+                         counts: ti.types.vector(2 + 2 * MAX_AXES, ti.i32)):
+            """A Staged upload (kernels/amr/regrid.py's apply does the same after a regrid's moves)."""
+            for r in range(counts[0]):
+                write_row(rows, r)
+            for k in range(listed.shape[0]):
+                write_listed(listed, counts, 1, k)
+        return write_staged
 
-    def upload(self, tables) -> None:
-        """The forest's tables (mesh.device_tables) onto the device: the rows an update changed
-        (tables.changed), or every row (a whole neighbour table is 28 bytes a slot per
-        direction in 3D: 42 MB at 49,152 slots, tens of milliseconds a regrid)."""
-        if tables.changed is None:
-            self.level.from_numpy(tables.level.astype(np.int32))
-            self.origin.from_numpy(tables.origin.astype(np.int32).reshape(self.capacity, self.dim))
-            self.neighbour.from_numpy(tables.neighbour.astype(np.int32))
-            self.relation.from_numpy(tables.relation.astype(np.int32))
-        elif len(tables.changed):
-            rows = np.asarray(tables.changed, dtype=np.int64)
-            self._write_rows(rows.astype(np.int32), tables.level[rows].astype(np.int32),
-                             tables.origin[rows].astype(np.int32).reshape(len(rows), self.dim),
-                             np.ascontiguousarray(tables.neighbour[rows], dtype=np.int32),
-                             tables.relation[rows].astype(np.int32))
+    def upload(self, tables, regions) -> None:
+        """The forest's tables (mesh.device_tables) and the levels its regions ask
+        (criteria.RegionSlots) onto the device: every row, or where tables.changed lists the
+        rows an update wrote, those, staged (a whole neighbour table is 28 bytes a slot per
+        direction in 3D: 42 MB at 49,152 slots, tens of milliseconds)."""
+        if tables.changed is not None:
+            update = self.stage(tables, regions)
+            self._write_staged(*padded(update))
+            self.took(update)
+            return
+        self.asked.from_numpy(regions.asked.astype(np.int32))
+        self.parent_asked.from_numpy(regions.parent_asked.astype(np.int32))
+        self.level.from_numpy(tables.level.astype(np.int32))
+        self.origin.from_numpy(tables.origin.astype(np.int32).reshape(self.capacity, self.dim))
+        self.neighbour.from_numpy(tables.neighbour.astype(np.int32))
+        self.relation.from_numpy(tables.relation.astype(np.int32))
         active = np.full(self.capacity, -1, dtype=np.int32)
         active[:len(tables.active)] = tables.active
         self.active.from_numpy(active)
         self.n_active = len(tables.active)
-        self.n_coarser = self._listed_faces(tables, self.coarser_faces, (COARSER,))
-        self.n_pulled = self._listed_faces(tables, self.pulled_faces, (FINER, BOUNDARY))
-
-    def _listed_faces(self, tables, field, codes) -> tuple:
-        """Per axis, the faces (slot * 2 + side) of listed blocks whose relation across is one of
-        `codes`, into field; their counts."""
-        listed = np.asarray(tables.active, dtype=np.int64)
-        faces = np.full((self.dim, 2 * self.capacity), -1, dtype=np.int32)
+        self.faces.masks[:] = False
+        self.faces.set_slots(tables, np.asarray(tables.active, np.int64))
         counts = []
-        for axis in range(self.dim):
-            found = [listed[np.isin(tables.relation[listed, face_direction(self.dim, axis, side)], codes)] * 2 + side
-                     for side in (0, 1)]
-            joined = np.sort(np.concatenate(found))
-            faces[axis, :len(joined)] = joined
-            counts.append(len(joined))
-        field.from_numpy(faces)
-        return tuple(counts)
+        for field, kind in zip((self.coarser_faces, self.pulled_faces), self.faces.lists()):
+            faces = np.full((self.dim, 2 * self.capacity), -1, dtype=np.int32)
+            for axis, listed in enumerate(kind):
+                faces[axis, :len(listed)] = listed
+            field.from_numpy(faces)
+            counts.append(tuple(len(listed) for listed in kind))
+        self.n_coarser, self.n_pulled = counts
+
+    def stage(self, tables, regions) -> Staged:
+        """The upload of an update of the tables (tables.changed), made on the host."""
+        return staged(tables, self.faces, regions)
+
+    def took(self, update: Staged) -> None:
+        """The host's counts after `update` reached the device."""
+        self.n_active = update.counts[1]
+        self.n_coarser = face_counts(update.counts, 0)[:self.dim]
+        self.n_pulled = face_counts(update.counts, 1)[:self.dim]
 
     def resident_bytes(self) -> int:
         """Device bytes of the pool's state arrays and its face register."""
@@ -169,9 +207,11 @@ def make_w_reader(pool):
     return read_w
 
 
-def face_direction(dim: int, axis: int, side: int) -> int:
-    """The direction index of a block's lower (side 0) or upper (side 1) face along axis."""
-    return direction_index([(-1 if side == 0 else 1) if d == axis else 0 for d in range(dim)])
+def padded(update: Staged) -> tuple:
+    """(rows, listed, counts) of a Staged as kernel arguments: arrays of at least one row."""
+    rows = update.rows if len(update.rows) else np.zeros((1, update.rows.shape[1]), np.int32)
+    listed = update.listed if len(update.listed) else np.zeros(1, np.int32)
+    return rows, listed, list(update.counts)
 
 
 def pool_index(slot, parts):

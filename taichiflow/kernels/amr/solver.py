@@ -14,7 +14,6 @@ model's globals). One global time step (the finest cells' CFL limit) serves ever
 """
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 import taichi as ti
@@ -25,9 +24,10 @@ from ...mesh.slot_arrays import aligned_slots
 from ..plan import LastAxis
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
+from .criteria import RegionSlots, decoded
 from .fluxes import PoolFaces
 from .ghosts import make_ghost_fill
-from .pool import BlockPool
+from .pool import BlockPool, padded
 from .regrid import make_regrid_kernels
 from .sweeps import make_sweeps
 from .transfer import make_block_transfers
@@ -43,19 +43,6 @@ class PoolExhausted(SimulationError):
 
 def pool_full(err: PoolFull) -> PoolExhausted:
     return PoolExhausted(err.needed, err.capacity)
-
-
-class Criteria(NamedTuple):
-    """When a regrid splits and merges blocks ([amr] keys of the same names)."""
-    refine_above: float
-    derefine_below: float
-    gradient_above: float = 0.0   # 0: the relative gradient is not a criterion
-    up_to: int = 99               # the finest level they ask for outside the regions ([amr] criteria_max_level)
-
-    @classmethod
-    def of(cls, amr: dict) -> "Criteria":
-        return cls(amr["refine_above"], amr["derefine_below"], amr["gradient_above"],
-                   amr.get("criteria_max_level", amr["max_level"]))
 
 
 class PackSolver:
@@ -82,12 +69,14 @@ class PackSolver:
         self.fill_register, self.sweeps = faces.fill_register, make_sweeps(pool, faces, shuffles)
         self.primitives, self._check, self._publish, self._totals, self._restore, self.check_fields = \
             make_cell_passes(pool)
-        self.prolong, self.restrict, self._indicate, self._second, self._gradient = make_regrid_kernels(
+        self._apply, self._indicate, self._second, self._gradient = make_regrid_kernels(
             pool, tuple(indicator_fields), epsilon)
+        self.region_slots = RegionSlots(self.region_levels, capacity)
         self._gather, self._gather_conserved, self._scatter_conserved = make_block_transfers(pool)
         self.slots = self._assigned(forest, capacity)
         self.tables = device_tables(forest, self.slots, capacity, faces_only=True)
-        pool.upload(self.tables)
+        self.region_slots.set(forest, self.slots.array)
+        pool.upload(self.tables, self.region_slots)
 
     # --- the state ------------------------------------------------------------------------------
     @staticmethod
@@ -104,8 +93,12 @@ class PackSolver:
     def primitive_blocks(self, leaves=None) -> dict:
         """{leaf: its W as an array (N,)*dim + (nW,)} of every leaf, or of `leaves` (current
         after a check)."""
-        leaves = self.forest.leaves if leaves is None else list(leaves)
-        data = self._gather(np.array([self.slots[b] for b in leaves], dtype=np.int32))
+        if leaves is None:
+            leaves, slots = self.forest.leaves, self.slots.array
+        else:
+            leaves = list(leaves)
+            slots = np.array([self.slots[b] for b in leaves], dtype=np.int64)
+        data = self._gather(slots.astype(np.int32))
         return {b: data[k] for k, b in enumerate(leaves)}
 
     def conserved_blocks(self) -> np.ndarray:
@@ -119,7 +112,8 @@ class PackSolver:
         self.forest = Forest(old.roots, old.block_cells, old.max_level, old.periodic, leaves, known_balanced=True)
         self.slots = self._assigned(self.forest, self.pool.capacity)
         self.tables = device_tables(self.forest, self.slots, self.pool.capacity, faces_only=True)
-        self.pool.upload(self.tables)
+        self.region_slots.set(self.forest, self.slots.array)
+        self.pool.upload(self.tables, self.region_slots)
         self._scatter_conserved(np.array([self.slots[b] for b in leaves], dtype=np.int32), conserved)
         self.check_state()
 
@@ -184,8 +178,9 @@ class PackSolver:
         filled on the device, then checked: W current and `checked` check_state's (rate, bad
         cell) of the new forest. False if nothing changed. A pool too small is PoolExhausted
         naming the key, the state untouched. ghosts_current: W and its ghost layers are those
-        of the current U (as the indicators leave them), so they need no refresh."""
-        if new == self.forest:  # (compares the leaf arrays)
+        of the current U (as the indicators leave them), so they need no refresh. The host
+        works on arrays only; the device gets one launch (regrid.py: apply)."""
+        if new == self.forest:  # (the same object where a regrid changed nothing; else compares the leaf arrays)
             return False
         try:
             plan = plan_regrid(self.forest, self.slots, new, self.pool.capacity)
@@ -194,15 +189,17 @@ class PackSolver:
         if not ghosts_current:  # (prolongation reads the parents' outer neighbours)
             self.primitives(self.pool.n_active)
             self.fill_ghosts()
-        if plan.prolonged:
-            moves = np.array(plan.prolonged, dtype=np.int32)
-            self.prolong(moves, len(moves))
-        if plan.restricted:
-            moves = np.array([list(children) + [parent] for children, parent in plan.restricted], dtype=np.int32)
-            self.restrict(moves, len(moves))
         self.tables = updated_tables(self.tables, self.forest, new, plan.slots, in_place=True)  # (the old ones are dropped)
+        theirs, _ = new.tiling.matches(self.forest.tiling)
+        self.region_slots.set(new, plan.slots.array, np.flatnonzero(theirs < 0))
+        update = self.pool.stage(self.tables, self.region_slots)
+        prolonged, restricted = plan.prolonged_moves, plan.restricted_moves
+        rows, listed, counts = padded(update)
+        self._apply(prolonged if len(prolonged) else np.zeros((1, 3), np.int32),
+                    restricted if len(restricted) else np.zeros((1, restricted.shape[1]), np.int32),
+                    rows, listed, [len(prolonged), len(restricted)] + counts)
+        self.pool.took(update)
         self.forest, self.slots = new, plan.slots
-        self.pool.upload(self.tables)
         self.checked = self.check_state()  # (W of the new blocks, and the rate a step needs next)
         return True
 
@@ -211,37 +208,20 @@ class PackSolver:
         exceeds criteria.refine_above or the relative gradient criteria.gradient_above (if set),
         merge where every child is below derefine_below and half gradient_above. Outside the
         regions the criteria refine up to criteria.up_to (finer blocks there merge); the
-        regions' blocks are kept at least at their level, and may go up to max_level. Flags
-        are arrays over the leaves: no per-leaf Python work."""
-        second, gradient = self._indicator_arrays()
-        forest, regions = self.forest, self.region_levels
-        levels, coords = forest.levels, forest.coords
-        limit = criteria.gradient_above or float("inf")
-        asked = regions.levels(levels, coords)
-        finest_asked = np.where(asked > 0, forest.max_level, criteria.up_to)
-        refine = ((second > criteria.refine_above) | (gradient > limit)) & (levels < finest_asked) | (levels < asked)
-        calm = (second < criteria.derefine_below) & (gradient < 0.5 * limit)
-        derefine = (levels > 0) & (calm | (levels > finest_asked))
-        derefine &= regions.levels(levels - 1, coords >> 1) < levels  # (a family merges only to a level they allow)
-        if not refine.any() and not self._whole_families(derefine):
-            return False  # (nothing can change: the forest's balancing pass is skipped)
-        return self.moved_to(forest.refined_where(refine, derefine), ghosts_current=True)
+        regions' blocks are kept at least at their level, and may go up to max_level
+        (criteria.leaf_flags: the device applies these rules and sends a byte a leaf; a regrid
+        that changes nothing returns the same forest, and moved_to does nothing)."""
+        refine, derefine = decoded(self._indicator_codes(criteria))
+        return self.moved_to(self.forest.refined_where(refine, derefine), ghosts_current=True)
 
-    def _indicator_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """Both indicators of each leaf (forest order) of the current W."""
+    def _indicator_codes(self, criteria) -> np.ndarray:
+        """Each leaf's flags (criteria.py: REFINE, DEREFINE), in the forest's order, from the
+        current W: one launch and one read."""
         self.fill_ghosts()
-        self._indicate(self.pool.n_active)
-        slots = aligned_slots(self.forest, self.slots, self.pool.capacity)
-        return self._second.to_numpy()[slots], self._gradient.to_numpy()[slots]
-
-    def _whole_families(self, flagged: np.ndarray) -> bool:
-        """Whether all 2^d children of some parent are flagged (only then can blocks merge)."""
-        forest = self.forest
-        if not flagged.any():
-            return False
-        parents = np.column_stack([forest.levels[flagged] - 1, forest.coords[flagged] >> 1])
-        _, counts = np.unique(parents, axis=0, return_counts=True)
-        return bool(np.any(counts == 2 ** self.dim))
+        codes = np.zeros(self.pool.n_active, np.int8)
+        self._indicate(self.pool.n_active, list(criteria.thresholds()), [self.forest.max_level, criteria.up_to],
+                       codes)
+        return codes
 
     def leaf_cells(self) -> int:
         return len(self.forest.levels) * self.N ** self.dim  # (the arrays: no Block objects made each step)
