@@ -253,6 +253,16 @@ class NumberTable(Spec):
         return {name: Float().check(v, at / name) for name, v in value.items()}
 
 
+class StrTable(Spec):
+    """name -> text, names free (the units a case declares for its axes and fields)."""
+    expected = "a table of strings"
+
+    def check(self, value, at):
+        if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+            raise self.bad(value, at)
+        return dict(value)
+
+
 class Cells(Spec):
     """The grid size. Its length is the dimension D that later keys depend on, which is
     why [grid] comes before [boundary] and [initial] in SCHEMA."""
@@ -539,6 +549,7 @@ SCHEMA = Table({
     "case": Key(Table({
         "name": Key(Str(), lambda ctx: ctx.stem),
         "description": Key(Str(), ""),
+        "units": Key(StrTable(), {}),
     }), {}),
     "model": Key(Table({
         "name": Key(Str(nonempty=True)),

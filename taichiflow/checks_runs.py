@@ -48,22 +48,37 @@ def _toml_state(layout, w) -> str:
     return "{ " + ", ".join(f"{name} = {value!r}" for name, value in layout.split(w).items()) + " }"
 
 
-def build_simulation(model_path, params: dict, layout, state, recon: str, riemann: str, dim: int = 3):
+# A model file that is another one without its source (build_simulation's without_source).
+WITHOUT_SOURCE = """\"\"\"{path} without its source: the run checks of `taichiflow check`.\"\"\"
+from taichiflow.model import load_model
+
+model = load_model({path!r})
+del model.functions["source"], model.signatures["source"]
+"""
+
+
+def build_simulation(model_path, params: dict, layout, state, recon: str, riemann: str, dim: int = 3,
+                     without_source: bool = False):
     """A Simulation of the uniform `state` on a periodic box of CELLS per axis in `dim`
-    dimensions (the most the model is written for; CPU, f64, no fast math)."""
+    dimensions (the most the model is written for; CPU, f64, no fast math). `without_source`:
+    the model's source switched off (a source changes a uniform state and the totals, rightly:
+    the runs then test the flux, the update and the boundaries, as for a model without one)."""
     from .case import load_case
     from .run import Simulation
 
-    text = CASE.format(path=json.dumps(str(Path(model_path).resolve())),
-                       params="{ " + ", ".join(f"{k} = {float(v)!r}" for k, v in params.items()) + " }",
-                       cells=[CELLS] * dim, upper=[1.0] * dim, recon=recon, riemann=riemann,
-                       boundaries="\n".join(f'{axis} = "periodic"' for axis in "xyz"[:dim]),
-                       state=_toml_state(layout, state))
     with tempfile.TemporaryDirectory() as tmp:
+        model_file = Path(model_path).resolve()
+        if without_source:
+            model_file = Path(tmp) / f"{model_file.stem}_without_source.py"
+            model_file.write_text(WITHOUT_SOURCE.format(path=str(Path(model_path).resolve())))
+        text = CASE.format(path=json.dumps(str(model_file)),
+                           params="{ " + ", ".join(f"{k} = {float(v)!r}" for k, v in params.items()) + " }",
+                           cells=[CELLS] * dim, upper=[1.0] * dim, recon=recon, riemann=riemann,
+                           boundaries="\n".join(f'{axis} = "periodic"' for axis in "xyz"[:dim]),
+                           state=_toml_state(layout, state))
         path = Path(tmp) / "check.toml"
         path.write_text(text)
-        case = load_case(path)
-    return Simulation(case)
+        return Simulation(load_case(path))  # (the model file is read while the Simulation is built)
 
 
 def per_component_scale(magnitudes: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import io
 import numbers
 import os
 import tempfile
+from contextlib import contextmanager
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import quoteattr
 
@@ -54,6 +55,26 @@ _NP_TYPES = {
 # atomic writes
 # --------------------------------------------------------------------------
 
+def named(err: OSError, path) -> OSError:
+    """`err` with `path` as its file name where it has none: a full disk reports ENOSPC from
+    write() or fsync(), which know no name, and the user must learn which file failed."""
+    if err.filename is not None:
+        return err
+    return type(err)(err.errno, err.strerror or str(err), os.fspath(path))
+
+
+@contextmanager
+def naming(path):
+    """OSErrors raised inside name `path` (see `named`)."""
+    try:
+        yield
+    except OSError as err:
+        renamed = named(err, path)
+        if renamed is err:
+            raise
+        raise renamed from None
+
+
 def _new_file_mode() -> int:
     """Permission bits a plain open() would give a new file (mkstemp uses 0600)."""
     try:
@@ -79,12 +100,19 @@ class _AtomicWriter:
         self.dir = os.path.dirname(os.path.abspath(self.path))
 
     def __enter__(self):
-        fd, self.tmp = tempfile.mkstemp(
-            dir=self.dir, prefix="." + os.path.basename(self.path) + ".", suffix=".tmp")
+        with naming(self.path):
+            fd, self.tmp = tempfile.mkstemp(
+                dir=self.dir, prefix="." + os.path.basename(self.path) + ".", suffix=".tmp")
         self.f = os.fdopen(fd, "wb")
         return self.f
 
     def __exit__(self, exc_type, exc, tb):
+        with naming(self.path):
+            return self._finish(exc_type, exc)
+
+    def _finish(self, exc_type, exc):
+        """Replace the target by the temporary file, or remove it after an error (an OSError
+        of the caller's writes raised again with the target's name)."""
         try:
             if exc_type is None:
                 self.f.flush()
@@ -92,6 +120,8 @@ class _AtomicWriter:
             self.f.close()
             if exc_type is not None:
                 os.unlink(self.tmp)
+                if isinstance(exc, OSError) and named(exc, self.path) is not exc:
+                    raise named(exc, self.path) from None
                 return False
             try:
                 mode = os.stat(self.path).st_mode & 0o7777
@@ -267,12 +297,16 @@ def _parse_header(head: bytes, path):
     dtype of its byte counts) of a file's first bytes; ValueError for what read_vti cannot read."""
     start = head.find(b"<AppendedData")
     if start < 0:
-        raise ValueError(f"{path}: no <AppendedData> section (not written by write_vti?)")
+        raise ValueError(_without_appended_data(head, path))
     tag_end = head.find(b">", start)
     marker = head.find(b"_", tag_end)
     if tag_end < 0 or marker < 0:
-        raise ValueError(f"{path}: malformed <AppendedData> section")
-    root = ET.fromstring(head[:tag_end + 1] + b"</AppendedData></VTKFile>")
+        raise ValueError(f"{path}: damaged snapshot: the file ends at byte {len(head):,}, inside its "
+                         "<AppendedData> tag (cut off while written?)")
+    try:
+        root = ET.fromstring(head[:tag_end + 1] + b"</AppendedData></VTKFile>")
+    except ET.ParseError as err:
+        raise ValueError(f"{path}: not a valid VTK file: its XML header has a {err}") from None
     appended = root.find("AppendedData")
     if appended.get("encoding") != "raw":
         raise ValueError(f"{path}: only raw appended encoding is supported")
@@ -284,6 +318,17 @@ def _parse_header(head: bytes, path):
         raise ValueError(f"{path}: compressed files are not supported")
     htype = np.dtype("<u8" if root.get("header_type", "UInt32") == "UInt64" else "<u4")
     return root, marker + 1, htype
+
+
+def _without_appended_data(head: bytes, path) -> str:
+    """Why a file has no <AppendedData>: empty or cut off in its XML header (a kill or a full
+    disk while it was written), or not a file of write_vti's."""
+    if not head:
+        return f"{path}: damaged snapshot: the file is empty (cut off while written?)"
+    if head.lstrip().startswith((b"<?xml", b"<VTKFile")) and b"</VTKFile>" not in head:
+        return (f"{path}: damaged snapshot: the file ends at byte {len(head):,}, in its XML header, before "
+                "its data (cut off while written?)")
+    return f"{path}: no <AppendedData> section (not written by write_vti?)"
 
 
 def require_complete_vti(path) -> None:
@@ -611,11 +656,12 @@ class DiagnosticsCSV:
         if resume and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
             self._check_and_repair()
             need_header = False
-        self._f = open(self.path, "a" if not need_header else "w",
-                       newline="", encoding="utf-8")
-        self._w = csv.writer(self._f, lineterminator="\n")
-        if need_header:
-            self._w.writerow(self.columns)
+        with naming(self.path):  # (a full disk's write errors know no file name)
+            self._f = open(self.path, "a" if not need_header else "w",
+                           newline="", encoding="utf-8")
+            self._w = csv.writer(self._f, lineterminator="\n")
+            if need_header:
+                self._w.writerow(self.columns)
 
     def _check_and_repair(self):
         with open(self.path, "rb") as f:
@@ -660,21 +706,26 @@ class DiagnosticsCSV:
             if len(values) != len(self.columns):
                 raise ValueError(f"row has {len(values)} values, expected "
                                  f"{len(self.columns)} ({self.columns})")
-        self._w.writerow([_fmt_cell(v) for v in values])
+        with naming(self.path):
+            self._w.writerow([_fmt_cell(v) for v in values])
 
     def flush(self, sync=True):
         """Push buffered rows to the OS (and to disk if sync) so tail -f / crashes see them."""
         if self._f is not None:
-            self._f.flush()
-            if sync:
-                os.fsync(self._f.fileno())
+            with naming(self.path):
+                self._f.flush()
+                if sync:
+                    os.fsync(self._f.fileno())
 
     def close(self):
         """Flush, fsync and close; safe to call twice."""
         if self._f is not None:
-            self.flush()
-            self._f.close()
-            self._f = None
+            try:
+                self.flush()
+            finally:  # (closed even on a full disk: the error is raised once, not again at exit)
+                f, self._f = self._f, None
+                with naming(self.path):
+                    f.close()
 
     @property
     def closed(self):

@@ -6,10 +6,15 @@ to_primitive(to_conserved(W)) returns W. Errors become ModelError naming file,
 function and cause instead of a Taichi traceback. When the model fails only with the
 parameter values it was given (an ideal gas with gamma = 1), the error names those values
 (ParameterError), not the sample state.
+
+Before any kernel, every function runs once on the sample state as plain Python (model_host.py),
+each for at most model_host.TIME_LIMIT_S seconds: a loop that never ends is named there, where
+a Taichi kernel, once launched, cannot be interrupted and the loader would hang.
 """
 import numpy as np
 import taichi as ti
 
+from . import model_host
 from .layout import permute
 from .errors import ModelError, ParameterError, model_error_within
 from .bound_model import BoundModel
@@ -138,10 +143,55 @@ def singular_parameters(model, params: dict, dtype) -> list[str]:
     return alone or changed
 
 
+def _host_views(model, values: dict):
+    """(W, U) of the sample state as Python-scope views; U None where to_conserved cannot run
+    in Python scope."""
+    W = model_host.view(model.primitive, model.sample_state())
+    arguments = model_host.arguments(model, "to_conserved", W, None)
+    try:
+        U = model_host.flat_state(model.conserved, model_host.call(model, "to_conserved", arguments, values))
+    except model_host.HostUnsupported:
+        return W, None
+    return W, model_host.view(model.conserved, U)
+
+
+def check_returns(model, params: dict, seconds: float = model_host.TIME_LIMIT_S) -> None:
+    """Raise model_host.DidNotReturn (its text the function's role) for the first function
+    that does not return within `seconds` on the sample state, run as plain Python (a loop that
+    never ends). What Python scope cannot run, or what fails there, is left to the kernels'
+    checks."""
+    values = {**params, **{name: 1.0 for name in model.globals}}  # (a global's value: any finite one)
+    with model_host.time_limit(seconds, "to_conserved"):
+        W, U = _host_views(model, values)
+    for role in model_host.roles(model):
+        arguments = model_host.arguments(model, role, W, U)
+        if arguments is None:
+            continue
+        try:
+            with model_host.time_limit(seconds, role):
+                model_host.call(model, role, arguments, values)
+        except model_host.HostUnsupported:
+            continue
+
+
+def require_returns(model, params: dict) -> None:
+    """ModelError naming the function that does not return on the sample state (check_returns),
+    before any kernel runs one: `taichiflow run` and `taichiflow check` call this first."""
+    try:
+        check_returns(model, params)
+    except model_host.DidNotReturn as stuck:
+        role = str(stuck)
+        name = getattr(model_host.python_function(model, role), "__name__", role)
+        raise ModelError(f"{model.source_file}: {name}() did not return within {model_host.TIME_LIMIT_S:g} s on "
+                         f"the sample state {model_host.describe(model.primitive, model.sample_state())} (run as "
+                         f"Python when the model loads): a loop that never ends?") from None
+
+
 def check_model(model, params: dict, dtype, params_from: str = "[model] params") -> None:
     """Raise ModelError if the model's functions fail on its sample state; ParameterError
     naming the values (given in `params_from`) when only the given parameters make them fail."""
     where = model.source_file
+    require_returns(model, params)
     problem = _problem(model, _evaluate(model, params, dtype), dtype)
     if problem is None:
         return

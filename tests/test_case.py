@@ -168,7 +168,7 @@ def test_defaults_filled(tmp_path):
     path = write(tmp_path, case_text(), name="sod.toml")
     assert load_case(path) == {
         "_source": str(path),
-        "case": {"name": "sod", "description": ""},
+        "case": {"name": "sod", "description": "", "units": {}},
         "model": {"name": "euler", "params": {}},
         "run": {"precision": "auto", "arch": "auto", "fast_math": "auto", "keep_last_good": True, "segment": [],
                 "block_dim": 0, "reconstruct": "auto", "shuffle": "auto", "fuse": "auto", "skip_idle": "auto",

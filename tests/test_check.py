@@ -225,3 +225,23 @@ def test_wrong_flux_layout_is_a_model_error_naming_file_function_and_layout(tmp_
     assert code == 1 and "tensor type" not in out, out
     assert f"{path}: flux(): returned rho as a 3-vector" in out, out
     assert "U is rho (scalar), mom (3-vector), E (scalar)" in out, out
+
+
+def test_a_model_with_a_source_runs_free_stream_and_conservation_with_the_source_switched_off(tmp_path):
+    """Issue 43: a model with a source skipped its run checks (a source changes a uniform state
+    and the totals, rightly). They run with the source switched off: with it, this source
+    (1 + x) would fail both. The table prints no Taichi line ("Starting on arch=x64" was)."""
+    source = '''
+
+@model.source
+def source(U, W, x, t):
+    return model.U(u=1.0 + x[0])
+'''
+    path = tmp_path / "burgers_forced.py"
+    path.write_text(BURGERS.replace("SAMPLE", "1.5") + source)
+    code, out = _run_cli(path)  # (stdout and stderr: what the user sees)
+    rows = table(out)
+    for check in ("free stream first_order+rusanov", "free stream weno5+hll", "conservation"):
+        assert rows[check] == "PASS", (check, out)
+    assert out.count("source switched off") == 3 and code == 0, out
+    assert "[Taichi]" not in out, out

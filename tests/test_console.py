@@ -1,5 +1,6 @@
 """What a user sees on the console (issue 8, item 10): taichiflow's own lines only, unless
 --verbose; no precision warning from the device clock in f32 runs."""
+import os
 import subprocess
 import sys
 
@@ -28,3 +29,22 @@ def test_verbose_shows_taichi(tmp_path):
                             "--out", str(tmp_path / "sod"), cwd=tmp_path)
     assert code == 0, text
     assert "[Taichi] version" in text and "Starting on arch=" in text
+
+
+def test_a_locked_kernel_cache_is_taichis_business_not_the_users(tmp_path):
+    """Issue 43: several processes compiling at once (MPI ranks) made Taichi print "Lock
+    .../ticache.lock failed" on stderr (its kernel cache is then not updated: harmless). A
+    cache whose lock another process holds: the run prints taichiflow's lines only; with
+    --verbose, Taichi's message shows."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "ticache.lock").write_text("")  # (held by "another process")
+    run = [sys.executable, "-m", "taichiflow.cli", "run", str(CASES / "sod.toml"), "--quiet", "--arch", "cpu",
+           "--set", "grid.cells=[32]", "--out"]
+    env = {**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache)}
+    quiet = subprocess.run(run + [str(tmp_path / "quiet")], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "" and quiet.stdout.startswith("wrote "), quiet.stdout + quiet.stderr
+    verbose = subprocess.run(run[:3] + ["--verbose"] + run[3:] + [str(tmp_path / "verbose")], capture_output=True,
+                             text=True, cwd=tmp_path, env=env)
+    assert verbose.returncode == 0 and "ticache.lock failed" in verbose.stderr, verbose.stderr

@@ -4,12 +4,14 @@ output times, skipped tiles and rows every few steps; checkpoints still land aft
 multiple of their interval although the host now looks only once per batch of steps."""
 import csv
 
+import numpy as np
 import pytest
 
-from helpers import CASES
+from helpers import CASES, precise
 from taichiflow import checkpoint
 from taichiflow.case import load_case
 from taichiflow.cli import main
+from taichiflow.kernels import reductions
 from taichiflow.run.driver import Simulation
 from taichiflow.run.stopping import output_times
 
@@ -65,3 +67,47 @@ def test_a_checkpoint_follows_every_multiple_of_its_interval_crossed_inside_a_ba
     assert len(times) == 6
     for k, t in enumerate(times, start=1):
         assert 0.03 * k <= t < 0.03 * (k + 1)
+
+
+def _in_order(values, axis=0):
+    """The sum along `axis` added one term after the other from 0.0 (numpy's sum is pairwise)."""
+    total = np.zeros(np.delete(values.shape, axis))
+    for k in range(values.shape[axis]):
+        total = total + np.take(values, k, axis=axis)
+    return total
+
+
+def fixed_order_totals(u):
+    """The f64 totals of U (cells + (n,)) in the order kernels/reductions.py sums them: each
+    x-chunk's cells in order, then levels of FAN_IN, entry j of a level of m the sum of entries
+    j, j + m, ... of the level before."""
+    chunk, fan_in = reductions.REDUCTION_CHUNK, reductions.FAN_IN
+    along_x = -(-u.shape[0] // chunk)
+    padded = np.zeros((along_x * chunk,) + u.shape[1:])
+    padded[:u.shape[0]] = u
+    level = _in_order(padded.reshape((along_x, chunk) + u.shape[1:]), axis=1).reshape(-1, u.shape[-1])
+    for size in reductions.level_sizes(len(level))[1:]:
+        spread = np.zeros((fan_in * size, u.shape[-1]))
+        spread[:len(level)] = level
+        level = _in_order(spread.reshape(fan_in, size, -1))
+    return level[0]
+
+
+@pytest.mark.parametrize("case_name, overrides", [
+    ("sedov3d.toml", ["grid.cells=[48,48,48]"]),                                # 2,304 chunks: 2-3 per slot
+    ("mhd_linear_wave.toml", ["grid.cells=[130,12,10]", "scheme.reconstruction='plm'"])])  # sums of reduced fields
+def test_the_totals_are_summed_in_a_fixed_order_and_repeat_bit_for_bit(case_name, overrides):
+    """Issue 43: two identical runs wrote f64 totals that differed in their last digits (atomic
+    adds in the order the threads came: 11 of 36 rows of two Sedov runs equal). The totals are
+    the fixed-order sum, and reducing the same state again gives the same bits, sums of the
+    model's reduced fields included."""
+    sim = Simulation(precise(load_case(CASES / case_name, overrides)))
+    sim.advance(sim.end_time, max_steps=3)
+    diagnostics = sim.solver.diagnostics
+    reduced = []
+    for _ in range(8):
+        diagnostics.launch_reduction()
+        reduced.append((diagnostics.totals.to_numpy().tobytes(), diagnostics.reduced_sums.to_numpy().tobytes()))
+    assert len(set(reduced)) == 1
+    expected = fixed_order_totals(sim.solver.conserved_array().astype(np.float64))
+    assert np.array_equal(diagnostics.totals.to_numpy(), expected)

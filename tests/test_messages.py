@@ -1,5 +1,7 @@
 """Messages that name the real cause (issue 43): each bad input below once gave a misleading
 message, a traceback or a silent default; each is now one line naming what the user gave."""
+import re
+
 import pytest
 
 from helpers import CASES
@@ -85,6 +87,75 @@ def test_a_cut_off_snapshot_is_named_by_view_and_spectrum(tmp_path, capsys):
     last.write_bytes(last.read_bytes()[:last.stat().st_size // 2])
     for command in (["view", str(out), "--screenshot", str(tmp_path / "w.png")], ["spectrum", str(out)]):
         assert f"{last}: damaged snapshot: the file ends at byte" in error_of(capsys, *command)
+
+
+@pytest.mark.parametrize("keep, said", [(0, "the file is empty"), (300, "the file ends at byte 300, in its XML header, "
+                                                                   "before its data")])
+def test_a_snapshot_cut_off_in_its_header_is_named_as_damaged(tmp_path, capsys, keep, said):
+    out = sod_run(tmp_path / "out", "boundary.x='periodic'")
+    last = sorted(out.glob("snapshot_*.vti"))[-1]
+    last.write_bytes(last.read_bytes()[:keep])
+    for command in (["view", str(out), "--screenshot", str(tmp_path / "w.png")], ["spectrum", str(out)]):
+        assert f"{last}: damaged snapshot: {said} (cut off while written?)" in error_of(capsys, *command)
+
+
+def full_disk(*args, **kwargs):
+    """What a full disk raises from write() and fsync(): ENOSPC, and no file name."""
+    import errno
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch, capsys, where):
+    """Simulated where the system reports it (tests run as root): each writer names its file."""
+    import os
+
+    from taichiflow import io
+
+    if where == "fsync":
+        monkeypatch.setattr(os, "fsync", full_disk)
+    else:  # (the atomic writers' files: snapshots, series.pvd)
+        opened = os.fdopen
+
+        class Full:
+            def __init__(self, f):
+                self.f = f
+
+            def write(self, data):
+                full_disk()
+
+            def __getattr__(self, name):
+                return getattr(self.f, name)
+
+        monkeypatch.setattr(io.os, "fdopen", lambda *a, **k: Full(opened(*a, **k)))
+    out = tmp_path / "out"
+    err = error_of(capsys, "run", str(CASES / "sod.toml"), "--out", str(out), "--quiet", "--set", "grid.cells=[32]")
+    assert re.fullmatch(rf"taichiflow: error: cannot write {re.escape(str(out))}/(diagnostics\.csv|series\.pvd|"
+                        r"snapshot_\d+\.vti): No space left on device\n", err), err
+    monkeypatch.undo()
+    assert not list(out.glob(".*.tmp")) and not list(out.glob("*.tmp"))
+
+
+def test_each_writer_names_its_file_on_a_full_disk(tmp_path, monkeypatch):
+    import os
+
+    import numpy as np
+    from taichiflow import io
+    from taichiflow.run.log import RunLog
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    writers = {"a.vti": lambda p: io.write_vti(p, (2,), (0.0,), (1.0,), {"rho": np.ones(2)}),
+               "series.pvd": lambda p: io.PvdSeries(p).add(0.0, "a.vti"),
+               "d.csv": lambda p: io.DiagnosticsCSV(p, ["t"]).close()}
+    for name, write in writers.items():
+        with pytest.raises(OSError) as raised:
+            write(tmp_path / name)
+        assert raised.value.filename == str(tmp_path / name), name
+    log = RunLog(tmp_path / "run.log").__enter__()
+    monkeypatch.setattr(log, "_file", type("Full", (), {"write": full_disk})())
+    with pytest.raises(OSError) as raised:
+        log.record("x")
+    assert raised.value.filename == str(tmp_path / "run.log")
 
 
 def test_spectrum_warns_where_the_run_was_not_periodic(tmp_path, capsys):

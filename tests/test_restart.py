@@ -1,6 +1,7 @@
 """Checkpoints and restarts: bit-for-bit continuation, atomic writes, signals, refusals."""
 import csv
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -158,3 +159,76 @@ def test_blow_up_keeps_the_last_checkpoint_loadable_and_says_what_to_change(tmp_
     assert f"The last good checkpoint is {last}" in message
     state, header = checkpoint.read(last)
     assert np.all(np.isfinite(state)) and header["time"] > 0
+
+
+def test_a_resume_after_a_kill_reads_as_one_uninterrupted_run(tmp_path):
+    """Issue 43: rows written after the checkpoint being resumed are dropped. A checkpoint on
+    the last step (rows every 7 steps, checkpoints every 0.1 of 0.2) is followed by the final
+    row, which a run killed at its end may or may not have flushed; a kill after the first
+    checkpoint leaves the rows of every later step flushed. Each resume gives the rows of the
+    run never stopped, bit for bit: no step twice (the final row was written again) and no
+    row with dt = 0 (the resumed run took no step)."""
+    settings = ("output.diagnostics_every=7",)
+    straight = tmp_path / "straight"
+    assert run_sod(straight, *settings) == 0
+    ended = tmp_path / "ended"
+    assert run_sod(ended, *settings, "output.checkpoint_interval=0.1") == 0
+    _, header = checkpoint.read(checkpoint.newest_valid(ended))
+    assert header["time"] == 0.2 and header["step"] % 7  # (the final row comes after it)
+    flushed, unflushed, early = (tmp_path / name for name in ("flushed", "unflushed", "early"))
+    for folder in (flushed, unflushed, early):
+        shutil.copytree(ended, folder)
+    lines = (unflushed / "diagnostics.csv").read_text().splitlines(keepends=True)
+    (unflushed / "diagnostics.csv").write_text("".join(lines[:-1]))
+    max(early.glob("checkpoint_*.npz")).unlink()  # (killed before the second checkpoint)
+    for folder in (flushed, unflushed, early):
+        assert run_sod(folder, *settings, "output.checkpoint_interval=0.1", extra=["--resume", str(folder)]) == 0
+        steps = [row[1] for row in rows(folder)[1:]]
+        assert len(steps) == len(set(steps)), folder.name
+        assert rows(folder) == rows(straight), folder.name
+
+
+def _mpirun(*arguments, timeout=600):
+    """`mpirun -n 2 python -m taichiflow.cli ...` (the MPI beside this Python; skipped without one)."""
+    launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
+    if not launcher:
+        pytest.skip("no mpirun")
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([launcher, "-n", "2", sys.executable, "-m", "taichiflow.cli", *arguments],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_a_two_rank_run_resumed_on_one_rank_leaves_no_snapshot_it_superseded(tmp_path):
+    """Issue 43: the snapshots after the checkpoint were .pvti files over two pieces; the run
+    continued on one rank writes them again as .vti files of the same numbers, and removes the
+    others (run.log names them): the folder's snapshots are series.pvd's."""
+    out = tmp_path / "run"
+    done = _mpirun("run", str(CASES / "sod.toml"), "--out", str(out), "--quiet", "--arch", "cpu", "--precision",
+                   "f64", "--set", "grid.cells=[100]", "--set", "output.interval=0.05", "--set",
+                   "output.checkpoint_interval=0.08")
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = min(out.glob("checkpoint_*.npz"))
+    _, header = checkpoint.read(first)
+    later = sorted(p.name for p in out.glob("snapshot_*") if int(p.name[9:14]) > header["snapshot_index"])
+    assert any(name.endswith(".pvti") for name in later) and any("_r0001" in name for name in later)
+    assert run_sod(out, extra=["--restart", str(first)]) == 0
+    listed = [name for _, name in PvdSeries(out / "series.pvd", resume=True).entries]
+    pieces = [f"{name[:-5]}_r{rank:04d}.vti" for name in listed if name.endswith(".pvti") for rank in (0, 1)]
+    assert sorted(p.name for p in out.glob("snapshot_*")) == sorted(listed + pieces)
+    assert all(name.endswith(".vti") for name in listed[header["snapshot_index"] + 1:])
+    log = (out / "run.log").read_text()
+    assert f"removed {len(later)} files of the snapshots after the checkpoint ({later[0]} to {later[-1]})" in log
+
+
+@pytest.mark.parametrize("cut", ["0.5", "0.5,", "0.5,3", "0.5,3,0.1"])
+def test_a_row_cut_off_by_a_kill_is_dropped_when_the_run_resumes(tmp_path, cut):
+    """kill -9 can cut diagnostics.csv's last row anywhere (inside its time, after a comma,
+    inside its step): the resume keeps the whole rows up to the checkpoint's step and drops the
+    cut one, which used to end the resume in an IndexError or ValueError traceback."""
+    from taichiflow.run.restart import truncate_diagnostics
+    path = tmp_path / "diagnostics.csv"
+    whole = "time,step,dt,mass\n0,0,0,1\n0.1,1,0.1,1\n0.2,2,0.1,1\n0.3,3,0.1,1\n"
+    path.write_text(whole + cut)
+    truncate_diagnostics(path, 2)
+    assert path.read_text() == "time,step,dt,mass\n0,0,0,1\n0.1,1,0.1,1\n0.2,2,0.1,1\n"

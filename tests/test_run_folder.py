@@ -118,3 +118,41 @@ def test_the_run_log_keeps_a_failed_run(tmp_path):
                      "wavenumber=[6.283185307179586]}]"]
     assert main(args) == 2
     assert "FAILED: inadmissible initial state" in (out / "run.log").read_text()
+
+
+def _two_rank_layout(folder):
+    """The files of a 2-rank run with 3 snapshots and a checkpoint (contents are placeholders)."""
+    folder.mkdir()
+    names = ["series.pvd", "diagnostics.csv", "case.toml", "run.log", "checkpoint_000000040.npz",
+             "checkpoint_000000040_r0000.npy", "checkpoint_000000040_r0001.npy", "notes_snapshot_00002.pvti"]
+    for k in range(3):
+        names += [f"snapshot_{k:05d}.pvti", f"snapshot_{k:05d}_r0000.vti", f"snapshot_{k:05d}_r0001.vti",
+                  f"snapshot_{k:05d}.png"]
+    for name in names:
+        (folder / name).write_text(name)
+    return names
+
+
+def test_a_restart_removes_the_snapshots_after_its_checkpoint_whatever_their_ranks(tmp_path):
+    """Issue 43: a 2-rank run resumed on one rank left the .pvti and pieces beside the new .vti."""
+    from taichiflow.run.folder import remove_snapshots_after
+    folder = tmp_path / "D"
+    names = _two_rank_layout(folder)
+    removed = remove_snapshots_after(folder, 0)
+    assert sorted(p.name for p in removed) == sorted(n for n in names if n.startswith(("snapshot_00001",
+                                                                                       "snapshot_00002")))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(n for n in names if not n.startswith(
+        ("snapshot_00001", "snapshot_00002")))
+
+
+def test_overwrite_clears_a_several_rank_runs_pvti_and_pieces(tmp_path, capsys):
+    """The .pvti snapshots, their pieces and the checkpoints' pieces are taichiflow's files too."""
+    folder = tmp_path / "D"
+    _two_rank_layout(folder)
+    assert run_sod(folder, "output.interval=0.0") == 1
+    err = capsys.readouterr().err
+    assert all(part in err for part in ("3 pictures, 3 snapshots, 6 snapshot pieces", "2 checkpoint pieces"))
+    assert run_sod(folder, "output.interval=0.0", extra=["--overwrite"]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["case.toml", "diagnostics.csv", "notes_snapshot_00002.pvti",
+                                                       "run.log", "series.pvd", "snapshot_00000.vti",
+                                                       "snapshot_00001.vti"]

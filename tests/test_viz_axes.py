@@ -286,3 +286,53 @@ def test_a_1d_range_covers_the_mirrored_velocity(tmp_path):
     assert series.field_range("vel", 1) == pytest.approx((-2 * 11 / 12, 2 * 11 / 12))
     assert viz.Series.open(out, mirror=False).field_range("vel", 1) == pytest.approx((1 / 12, 2 * 11 / 12))
     assert series.grid(0).bounds[:2] == pytest.approx((-1, 1))
+
+
+# --- 1D charts: units, no duplicate panel ------------------------------------------------------
+def chart_texts(viewer):
+    """(x label of the last chart, the y labels, the first chart's title) of a 1D viewer."""
+    charts = viewer._charts[1]
+    return charts[-1].x_label, [c.y_label for c in charts], charts[0].title
+
+
+def test_1d_charts_carry_the_units_the_case_declares(tmp_path):
+    """Issue 43: the gas-water tube's axes had no units though its case is in mm, us, g/cm^3 and
+    GPa. A case's [case] units name them (length, time, fields by array name: vel for vel_x)."""
+    plain, declared = tmp_path / "plain", tmp_path / "declared"
+    for out in (plain, declared):
+        out.mkdir()
+        synthetic_series(out, 1, 'x = "outflow"')
+    text = (declared / "case.toml").read_text().replace(
+        '[case]\nname = "made_up"\n',
+        '[case]\nname = "made_up"\nunits = { length = "mm", time = "µs", rho = "g/cm³", vel = "km/s" }\n')
+    (declared / "case.toml").write_text(text)
+    for out, expected in ((plain, ("x", ["rho", "vel_x"], "t = 0.1   (2/2)")),
+                          (declared, ("x (mm)", ["rho (g/cm³)", "vel_x (km/s)"], "t = 0.1 µs   (2/2)"))):
+        viewer = viewer_of(out, size=(400, 300))
+        try:
+            viewer.draw(1)
+            x_label, y_labels, title = chart_texts(viewer)
+            assert (x_label, y_labels) == expected[:2] and title.endswith(expected[2]), (x_label, y_labels, title)
+        finally:
+            viewer.close()
+
+
+def test_a_depth_over_a_flat_bed_is_one_panel_not_two(tmp_path):
+    """Issue 43: a dam break (flat bed) drew h and surface as two identical panels; over a bump
+    the surface keeps its panel."""
+    for bed, panels in ((0.0, ["h", "vel"]), (None, ["h", "vel", "surface"])):
+        out = tmp_path / ("flat" if bed is not None else "bump")
+        out.mkdir()
+        (out / "case.toml").write_text('[case]\nname = "dam"\n[model]\nname = "shallow_water"\n[grid]\ncells = [8]\n')
+        x = (np.arange(8) + 0.5) / 8
+        ground = np.full(8, bed) if bed is not None else 0.2 * np.exp(-30 * (x - 0.5) ** 2)
+        h = np.where(x < 0.5, 0.005, 0.001)
+        write_vti(out / "s0.vti", (8,), (0.0,), (1 / 8,), {"h": h, "vel": np.zeros((8, 3)), "surface": h + ground},
+                  time=0.0)
+        PvdSeries(out / "series.pvd").add(0.0, "s0.vti")
+        viewer = viewer_of(out, size=(400, 300))
+        try:
+            viewer.draw(0)
+            assert viewer._charts[0] == panels
+        finally:
+            viewer.close()

@@ -58,8 +58,8 @@ class DeviceRows:
         """After a step (no read back): reduce its state and record a row if the clock took it
         and its number is a multiple of `every` (the clock may have halted earlier in the batch)."""
         reduce, record, clear = self._kernels
+        reduce()  # (the counters first: their slots are made before the diagnostics' partial sums)
         self.diagnostics.launch_reduction()
-        reduce()
         record(every)
         clear()
 

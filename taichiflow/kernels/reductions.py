@@ -22,6 +22,7 @@ from .ordered import (HIGHEST_KEY, LOWEST_KEY, NO_BAD_CELL, fill_keys, from_orde
 
 REDUCTION_CHUNK = 64
 REDUCTION_SLOTS = 1024  # addresses the chunks' atomics are spread over (chunk index mod slots)
+FAN_IN = 32  # the diagnostics' f64 sums: partial sums a thread adds in order, at each level (_Partials)
 # Skipping idle tiles, the check's thread reduces a run of at most this many cells along x (on
 # an H200 at 10% wet, 4096^2, runs of 4 and of a whole tile of 16 measured alike: 0.050 and
 # 0.048 ms a check).
@@ -452,6 +453,9 @@ class Diagnostics:
         self.totals = ti.Vector.field(n_conserved, ti.f64, shape=())
         self.w_min = ti.Vector.field(n_primitive, ti.i64, shape=())
         self.w_max = ti.Vector.field(n_primitive, ti.i64, shape=())
+        # (total_slots and reduced_sum_slots are unused since _Partials sums in a fixed order; they
+        # stay: without them the tree they are in would change, and the code of every kernel that
+        # reads its other fields: tests/kernel_fingerprints.py)
         self.total_slots = ti.Vector.field(n_conserved, ti.f64, shape=REDUCTION_SLOTS)
         self.low_slots = ti.Vector.field(n_primitive, ti.i64, shape=REDUCTION_SLOTS)
         self.high_slots = ti.Vector.field(n_primitive, ti.i64, shape=REDUCTION_SLOTS)
@@ -477,15 +481,20 @@ class Diagnostics:
         return names + [f"{how}_{name}" for name, how in self.reduced]
 
     def build(self, cells, U, W, dx):
-        """The kernels; W (current, with ghost layers) serves the derived fields of gradients."""
+        """What the kernels read; W (current, with ghost layers) serves the derived fields of
+        gradients. The kernels and their partial sums are made at the first reduction (fields
+        made after every kernel built before: none of them changes)."""
         self.cell_count = int(np.prod(cells))
-        self._reduce, self._combine = _diagnostics_kernels(self, cells, U, W, dx)
+        self._inputs = (cells, U, W, dx)
+        self._kernels = None
 
     def launch_reduction(self):
         """Reduce the cells into totals, w_min, w_max, reduced_keys and reduced_sums, without
         reading them back (kernels/diagnostic_rows.py records them on the device)."""
-        self._reduce()
-        self._combine()
+        if self._kernels is None:
+            self._kernels = _diagnostics_kernels(self, *self._inputs)
+        for kernel in self._kernels:
+            kernel()
 
     def reduce(self, volume: float, blocks=None):
         """(f64 totals of U times the cell volume, min of W, max of W, {column: reduced field}),
@@ -530,16 +539,52 @@ class Diagnostics:
         return row + list(derived.values())
 
 
+class _Partials:
+    """The sums of a diagnostics reduction in a fixed order, so that two runs write the same
+    totals bit for bit: each x-chunk's sum stored at its own index (no atomic), then levels of
+    FAN_IN: entry j of a level of n the sum of entries j, j + n, j + 2n, ... of the level before
+    (at most FAN_IN, in that order; neighbouring threads read neighbouring addresses), down to
+    one. Atomic adds of f64 into slots and into the result added in whatever order the threads
+    came (on one CPU rank 11 of 36 rows of a Sedov run were equal between two runs). The
+    min/max keys stay atomic: integers, exact in any order.
+
+    The levels are fields made at the first reduction, after every kernel built before: none of
+    those changes. (Ndarrays, passed to the kernels, would make no tree, but one freed after a
+    newer Simulation restarted Taichi crashed the process.) A run takes the face fallbacks'
+    count before its first reduction (kernels/diagnostic_rows.py too), so that the fallback
+    counter's slots are made before these, as they were before these existed.
+    """
+
+    def __init__(self, chunk_count: int, n_conserved: int, width: int):
+        self.sizes = level_sizes(chunk_count)
+        self.totals = [ti.Vector.field(n_conserved, ti.f64, shape=n) for n in self.sizes]
+        self.sums = [ti.Vector.field(width, ti.f64, shape=n) for n in self.sizes]
+
+
+def level_sizes(count: int) -> list[int]:
+    """The sizes of the levels of a fixed-order sum of `count` terms: count, count / FAN_IN
+    (rounded up), ..., 1."""
+    sizes = [count]
+    while sizes[-1] > 1:
+        sizes.append(-(-sizes[-1] // FAN_IN))
+    return sizes
+
 def _diagnostics_kernels(diag: Diagnostics, cells, U, W, dx):
-    """(reduce into the slots, combine the slots into the results)."""
+    """(reduce each x-chunk, sum the chunks in a fixed order, merge into the results)."""
+    chunk_shape = [b for _, b in chunk_ranges(cells)]
+    partials = _Partials(int(np.prod(chunk_shape)), diag.phys.U.n, max(len(diag.reduced), 1))
+    return (_chunk_kernel(diag, partials, cells, U, W, dx),) + _sum_kernels(diag, partials)
+
+
+def _chunk_kernel(diag: Diagnostics, partials: _Partials, cells, U, W, dx):
+    """The kernel that reduces each x-chunk: its sums into its own partials, its min/max keys
+    into the slots."""
     phys, dim = diag.phys, len(cells)
     gradient_fields, least_width, dtype = phys.model.gradient_fields, min(dx), phys.dtype
     n_conserved, n_primitive = phys.U.n, phys.W.n
     reduced = diag.reduced
-    reduced_keys, reduced_sums = diag.reduced_keys, diag.reduced_sums
-    total_slots, low_slots, high_slots = diag.total_slots, diag.low_slots, diag.high_slots
-    key_slots, sum_slots = diag.reduced_key_slots, diag.reduced_sum_slots
-    totals, w_min, w_max = diag.totals, diag.w_min, diag.w_max
+    low_slots, high_slots, key_slots = diag.low_slots, diag.high_slots, diag.reduced_key_slots
+    chunk_totals, chunk_sums = partials.totals[0], partials.sums[0]
     slots, chunk = REDUCTION_SLOTS, REDUCTION_CHUNK
     chunks = chunk_ranges(cells)
     chunk_shape = [b for _, b in chunks]
@@ -552,30 +597,16 @@ def _diagnostics_kernels(diag: Diagnostics, cells, U, W, dx):
                                 least_width)
         return phys.derived(name, w)
 
-    @ti.func
-    def key_identities():
-        """Start values of the derived keys: the largest for a min, the smallest for a max."""
-        return ti.Vector([int64_max() if how == "min" else int64_min() for _, how in reduced] or [0], ti.i64)
-
-    @ti.func
-    def merge_keys(into: ti.template(), keys):
-        """Atomic min or max, as each derived key asks, of keys into the vector `into` (a
-        field element, by reference)."""
-        for r in ti.static(range(len(reduced))):
-            if ti.static(reduced[r][1] == "max"):
-                ti.atomic_max(into[r], keys[r])
-            elif ti.static(reduced[r][1] == "min"):
-                ti.atomic_min(into[r], keys[r])
-
     @ti.kernel
     def diagnostics():
-        """f64 totals of U and min/max of prim(U), reduced in registers per x-chunk, then
-        into the slots (one address per quantity serialised the chunks' atomics)."""
+        """f64 totals of U and min/max of prim(U), reduced in registers per x-chunk: the sums
+        stored at the chunk's index, the keys into the slots (one address per quantity
+        serialised the chunks' atomics)."""
         for chunk_index in ti.grouped(ti.ndrange(*chunks)):
             total = ti.Vector([0.0] * n_conserved, ti.f64)
             low = ti.Vector([int64_max()] * n_primitive, ti.i64)
             high = ti.Vector([int64_min()] * n_primitive, ti.i64)
-            keys = key_identities()
+            keys = _key_identities(reduced)
             sums = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
             for i in range(component(chunk_index, 0) * chunk, ti.min(component(chunk_index, 0) * chunk + chunk,
                                                                        cells[0])):
@@ -596,39 +627,77 @@ def _diagnostics_kernels(diag: Diagnostics, cells, U, W, dx):
                         keys[r] = ti.max(keys[r], ordered_bits(value))
                     else:
                         keys[r] = ti.min(keys[r], ordered_bits(value))
-            slot = ti.cast(linear_index(chunk_index, chunk_shape) % slots, ti.i32)
-            for k in ti.static(range(n_conserved)):
-                ti.atomic_add(total_slots[slot][k], total[k])
+            index = ti.cast(linear_index(chunk_index, chunk_shape), ti.i32)  # (chunks < 2^31: 32-bit ranges)
+            chunk_totals[index] = total
+            chunk_sums[index] = sums
+            slot = index % slots
             for k in ti.static(range(n_primitive)):
                 ti.atomic_min(low_slots[slot][k], low[k])
                 ti.atomic_max(high_slots[slot][k], high[k])
-            for r in ti.static(range(len(reduced))):
-                if ti.static(reduced[r][1] in ("sum", "rms")):
-                    ti.atomic_add(sum_slots[slot][r], sums[r])
-            merge_keys(key_slots[slot], keys)
+            _merge_keys(reduced, key_slots[slot], keys)
+
+    return diagnostics
+
+
+@ti.func
+def _key_identities(reduced: ti.template()):
+    """Start values of the derived keys: the largest for a min, the smallest for a max."""
+    return ti.Vector([int64_max() if how == "min" else int64_min() for _, how in reduced] or [0], ti.i64)
+
+
+@ti.func
+def _merge_keys(reduced: ti.template(), into: ti.template(), keys):
+    """Atomic min or max, as each derived key asks, of keys into the vector `into` (a field
+    element, by reference)."""
+    for r in ti.static(range(len(reduced))):
+        if ti.static(reduced[r][1] == "max"):
+            ti.atomic_max(into[r], keys[r])
+        elif ti.static(reduced[r][1] == "min"):
+            ti.atomic_min(into[r], keys[r])
+
+
+def _sum_kernels(diag: Diagnostics, partials: _Partials):
+    """(the levels of the fixed-order sums; the last level into the results, and the slots' keys
+    merged): the results start over, and so do the slots."""
+    n_conserved, n_primitive, reduced = diag.phys.U.n, diag.phys.W.n, diag.reduced
+    width = max(len(reduced), 1)
+    totals, w_min, w_max, reduced_keys, reduced_sums = (diag.totals, diag.w_min, diag.w_max, diag.reduced_keys,
+                                                        diag.reduced_sums)
+    low_slots, high_slots, key_slots = diag.low_slots, diag.high_slots, diag.reduced_key_slots
+    sizes, level_totals, level_sums = partials.sizes, partials.totals, partials.sums
+    slots, last = REDUCTION_SLOTS, len(partials.sizes) - 1
+
+    @ti.kernel
+    def sum_partials():
+        """Each level from the one before: entry j of n sums j, j + n, ... (a thread, in order)."""
+        for k in ti.static(range(1, len(sizes))):
+            for j in range(sizes[k]):
+                total = ti.Vector([0.0] * n_conserved, ti.f64)
+                sums = ti.Vector([0.0] * width, ti.f64)
+                for m in range(FAN_IN):
+                    c = j + m * sizes[k]
+                    if c < sizes[k - 1]:
+                        total += ti.static(level_totals[k - 1])[c]
+                        sums += ti.static(level_sums[k - 1])[c]
+                ti.static(level_totals[k])[j] = total
+                ti.static(level_sums[k])[j] = sums
 
     @ti.kernel
     def combine_diagnostics():
-        """Slots into the results (which start over here); the slots start over too."""
-        totals[None] = ti.Vector([0.0] * n_conserved, ti.f64)
+        """The last level's sum into the results; the slots' keys merged (atomics on integers);
+        the slots start over."""
+        totals[None] = ti.static(level_totals[last])[0]
+        reduced_sums[None] = ti.static(level_sums[last])[0]
         w_min[None] = ti.Vector([int64_max()] * n_primitive, ti.i64)
         w_max[None] = ti.Vector([int64_min()] * n_primitive, ti.i64)
-        reduced_keys[None] = key_identities()
-        reduced_sums[None] = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+        reduced_keys[None] = _key_identities(reduced)
         for s in range(slots):
-            for k in ti.static(range(n_conserved)):
-                ti.atomic_add(totals[None][k], total_slots[s][k])
             for k in ti.static(range(n_primitive)):
                 ti.atomic_min(w_min[None][k], low_slots[s][k])
                 ti.atomic_max(w_max[None][k], high_slots[s][k])
-            for r in ti.static(range(len(reduced))):
-                if ti.static(reduced[r][1] in ("sum", "rms")):
-                    ti.atomic_add(reduced_sums[None][r], sum_slots[s][r])
-            merge_keys(reduced_keys[None], key_slots[s])
-            total_slots[s] = ti.Vector([0.0] * n_conserved, ti.f64)
+            _merge_keys(reduced, reduced_keys[None], key_slots[s])
             low_slots[s] = ti.Vector([int64_max()] * n_primitive, ti.i64)
             high_slots[s] = ti.Vector([int64_min()] * n_primitive, ti.i64)
-            key_slots[s] = key_identities()
-            sum_slots[s] = ti.Vector([0.0] * max(len(reduced), 1), ti.f64)
+            key_slots[s] = _key_identities(reduced)
 
-    return diagnostics, combine_diagnostics
+    return sum_partials, combine_diagnostics

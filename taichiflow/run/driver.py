@@ -9,17 +9,17 @@ import numpy as np
 
 from .. import case as case_mod
 from ..errors import RunInterrupted, SimulationError
-from ..io import DiagnosticsCSV
+from ..io import DiagnosticsCSV, naming
 from ..kernels import clock as device_clock
 from ..kernels.diagnostic_rows import ROWS
 from ..parallel.comm import on_root, world
 from .backend import taichi_starts
 from . import initial_blame
 from .build import build
-from .failure import advice, bad_cell_message
-from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests
+from .failure import bad_cell_message, explain
+from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests, last_row_step
 from .progress import Progress
-from .folder import claim
+from .folder import claim, remove_snapshots_after
 from .restart import apply_restart, as_loaded, check_restart, write_checkpoint
 from .stopping import RunStopped, StopFlag, output_times
 
@@ -113,7 +113,9 @@ class Simulation:
             first, before = False, self.step_count
             solver.run_steps(batch, every if recording else 0, self.step_count)
             reading = solver.clock.read()
-            self.t, self.step_count, self.last_dt = reading.t, reading.steps, reading.last_dt
+            if reading.steps != self.step_count:  # (no step taken: last_dt stays the last step's, not 0)
+                self.last_dt = reading.last_dt
+            self.t, self.step_count = reading.t, reading.steps
             if reading.halt == device_clock.BAD_STATE:
                 self._retry_or_fail(reading, t_target, max_steps)
             elif reading.halt == device_clock.DT_COLLAPSED:
@@ -179,14 +181,14 @@ class Simulation:
         message = bad_cell_message(self.model, w, where, when)
         if self.step_count and not solver.restore_last_good():
             message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
-                        "snapshot and checkpoint are the newest good output. " + self._advice())
+                        "snapshot and checkpoint are the newest good output. " + explain(self, linear_index))
         elif self.step_count:
             self.t -= self.last_dt
             self.step_count -= 1
             saved = self.write_snapshot() if self.out_dir else None
             message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
                         + (f" to {saved}" if saved else "")
-                        + ". " + self._advice())
+                        + ". " + explain(self, linear_index))
         else:
             message = self._initial_blame(where) or message + "; check [initial] in the case file"
         raise SimulationError(message)
@@ -200,9 +202,6 @@ class Simulation:
         given, state, rule = found
         return (f"{given}: {initial_blame.describe(state)} is no state of model '{self.model.name}' (it needs "
                 f"{rule}); the first inadmissible cell is {where}")
-
-    def _advice(self) -> str:
-        return advice(self.case["scheme"], self.out_dir)
 
     def _fail_dt(self, dt, rate):
         self.outputs.collect_recorded()
@@ -281,7 +280,7 @@ class Simulation:
                 csv.flush()
                 raise
             stats["wall_s"] = wallclock.perf_counter() - start
-            if self.step_count % every:
+            if self.step_count % every and self.step_count != self.outputs.rows_through:
                 csv.write(self.diagnostics_row())
             final = self.write_snapshot()
         stats.update(steps=self.step_count, steps_run=self.step_count - first_step, time=self.t, final=str(final))
@@ -300,13 +299,27 @@ class Simulation:
             claim(self.out_dir, loaded.path if loaded else None, overwrite)
             for line in ([f"restarting from {loaded.path}"] if loaded else []) + changes:
                 log(line)
+            removed = remove_snapshots_after(self.out_dir, loaded.header["snapshot_index"]) if loaded else []
+            if removed:  # (those of a run on another number of ranks would stay beside this run's)
+                log(f"removed {len(removed)} files of the snapshots after the checkpoint ({removed[0].name} to "
+                    f"{removed[-1].name}): this run writes them again")
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            (self.out_dir / "case.toml").write_text(case_mod.dump_toml(self.case))
+            with naming(self.out_dir / "case.toml"):
+                (self.out_dir / "case.toml").write_text(case_mod.dump_toml(self.case))
 
         on_root(world(), claim_and_record)
         if loaded:
             apply_restart(self, loaded)
+            self._note_rows_kept()
         return loaded is not None
+
+    def _note_rows_kept(self):
+        """After a restart: the step of the last row diagnostics.csv kept (rank 0's file, told
+        to every rank), so that the row of the checkpoint's own step is not written twice: a run
+        whose checkpoint fell on its last step wrote its final row after that checkpoint."""
+        comm = world()
+        last = last_row_step(self.out_dir / "diagnostics.csv") if comm.rank == 0 else None
+        self.outputs.rows_through = comm.bcast(last, root=0)
 
     def _integrate(self, after_batch, every: int):
         """Step through the output times left, a snapshot at each but the end time."""

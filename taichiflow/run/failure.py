@@ -1,10 +1,15 @@
-"""What a failed run says: where the state went bad, in which variable, and what to change."""
+"""What a failed run says: where the state went bad, in which variable, and what to change.
+
+What to change is the model, not the scheme, where one of the model's functions turns a finite
+state near the bad cell into NaN: `explain` evaluates them there, as plain Python on the host
+(model_host.py), before it advises a lower cfl or a more diffusive scheme."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import checkpoint
 from .. import registry
+from .model_blame import model_blame
 
 
 def bad_cell_message(model, w, cell, when: str) -> str:
@@ -58,3 +63,16 @@ def advice(scheme: dict, out_dir) -> str:
         text += (f" The last good checkpoint is {saved[-1]} (--restart it with the changed case, naming each "
                  f"changed [scheme] key with --allow-change KEY).")
     return text
+
+
+def explain(sim, linear_index: int) -> str:
+    """What to change after a failed step: the model function that turns a finite state near the
+    bad cell into a non-finite value (run/model_blame.py; then neither the cfl nor the scheme is
+    advised), else the scheme's advice. Collective: the rank owning the cell searches, and
+    tells the others."""
+    solver = sim.solver
+    rank, local = sim.share.owner(linear_index, solver.halo.rank)
+    solver.refresh_primitives()  # (W of the state now held: the last good one where it was kept)
+    blame = model_blame(sim, solver.cell(local)) if local is not None else None
+    blame = solver.halo.bcast(blame, root=rank)
+    return blame or advice(sim.case["scheme"], sim.out_dir)

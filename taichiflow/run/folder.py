@@ -10,12 +10,13 @@ only run.log (attempts that ended before writing a result) is free: the log goes
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import Path
 
 from ..errors import OutputError
 
-RESULTS = ("snapshot_*.vti", "snapshot_*.vtu", "snapshot_*.png", "series.pvd", "diagnostics.csv", "case.toml",
-           "checkpoint_*.npz")
+RESULTS = ("snapshot_*_r*.vti", "snapshot_*.vti", "snapshot_*.pvti", "snapshot_*.vtu", "snapshot_*.png", "series.pvd",
+           "diagnostics.csv", "case.toml", "checkpoint_*.npz", "checkpoint_*_r*.npy")
 # what writing them may leave behind: checkpoint and diagnostics temporaries, atomic-write temporaries
 LEFTOVERS = ("checkpoint_*.npz.tmp", "diagnostics.csv.tmp", ".snapshot_*.vti.*.tmp", ".series.pvd.*.tmp",
              ".case.toml.*.tmp")
@@ -49,7 +50,9 @@ def may_write(folder: Path, own: bool) -> bool:
     return folder.is_dir() and (own or not results_in(folder))
 
 
-WORDS = {"snapshot_*.vti": "snapshots", "snapshot_*.png": "pictures", "checkpoint_*.npz": "checkpoints"}
+WORDS = {"snapshot_*_r*.vti": "snapshot pieces", "snapshot_*.vti": "snapshots", "snapshot_*.pvti": "snapshots",
+         "snapshot_*.vtu": "snapshots", "snapshot_*.png": "pictures", "checkpoint_*.npz": "checkpoints",
+         "checkpoint_*_r*.npy": "checkpoint pieces"}
 
 
 def _summary(files: list[Path]) -> str:
@@ -57,9 +60,10 @@ def _summary(files: list[Path]) -> str:
     counts = {}
     for p in files:
         kind = next((pattern for pattern in RESULTS if fnmatch.fnmatchcase(p.name, pattern)), "temporary files")
-        counts[kind] = counts.get(kind, 0) + 1
-    return ", ".join(f"{n} {WORDS.get(kind, kind)}" if kind in WORDS or kind == "temporary files" else kind
-                     for kind, n in counts.items())
+        word = WORDS.get(kind, kind)
+        counts[word] = counts.get(word, 0) + 1
+    return ", ".join(f"{n} {word}" if word in WORDS.values() or word == "temporary files" else word
+                     for word, n in counts.items())
 
 
 def claim(folder: Path, restart_path=None, overwrite: bool = False) -> None:
@@ -79,3 +83,22 @@ def claim(folder: Path, restart_path=None, overwrite: bool = False) -> None:
                           f"replace them, --resume {folder} to continue that run, or --out another folder")
     for path in found + ([folder / LOG] if (folder / LOG).is_file() else []):
         path.unlink()
+
+
+# a snapshot's files: one rank's .vti, the .pvti over several ranks' pieces (_rNNNN.vti), an
+# adaptive run's .vtu, the picture --render draws of it
+SNAPSHOT_FILE = re.compile(r"snapshot_(\d{5,})(_r\d{4,})?\.(vti|pvti|vtu|png)")
+
+
+def remove_snapshots_after(folder: Path, index: int) -> list[Path]:
+    """Delete the snapshots numbered above `index`: a restart from a checkpoint taken after
+    snapshot `index` writes them again, possibly on another number of ranks (a .vti where a
+    .pvti and its pieces were), so that what the folder holds is what series.pvd lists.
+    Returns the files removed."""
+    removed = []
+    for path in results_in(Path(folder)):
+        found = SNAPSHOT_FILE.fullmatch(path.name)
+        if found and int(found.group(1)) > index:
+            path.unlink()
+            removed.append(path)
+    return removed

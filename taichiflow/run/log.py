@@ -5,13 +5,16 @@ import datetime
 import sys
 from pathlib import Path
 
+from ..io import naming
+
 
 class RunLog:
     def __init__(self, path, echo: bool = True):
         self.path, self.echo = path, echo
 
     def __enter__(self):
-        self._file = open(self.path, "a", encoding="utf-8")
+        with naming(self.path):
+            self._file = open(self.path, "a", encoding="utf-8")
         return self
 
     def write(self, message: str):
@@ -23,8 +26,9 @@ class RunLog:
     def record(self, message: str):
         """A line of the log only (an error the command line prints itself)."""
         stamp = datetime.datetime.now().isoformat(timespec="seconds")
-        self._file.write(f"{stamp} {message}\n")
-        self._file.flush()
+        with naming(self.path):  # (a full disk's write error knows no file name)
+            self._file.write(f"{stamp} {message}\n")
+            self._file.flush()
 
     def warn(self, message: str):
         """A line of the log that the terminal shows even when quiet."""

@@ -31,6 +31,7 @@ class Outputs:
         self._listeners = []
         self.recording = False            # rows recorded on the device (Simulation.run)
         self.queued = []                  # rows read from the device, not yet written
+        self.rows_through = None          # after a restart: the step of the last row kept in the file
 
     def on_snapshot(self, listener) -> None:
         """Call listener(t, path) after each snapshot is written."""
@@ -147,6 +148,23 @@ class Outputs:
         if active is not None:
             row.append(float(active[0]) / float(active[1]))
         return row
+
+
+def last_row_step(path: Path) -> int | None:
+    """The step of the last complete row of a diagnostics file (None: no file, or no row): a
+    restart from a checkpoint at a run's last step finds that step's row already written."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:  # (the header and the file's end: a long run's file is large)
+        header = f.readline().decode("utf-8", "replace").rstrip("\n")
+        size = f.seek(0, 2)
+        f.seek(max(len(header) + 1, size - 65536))
+        lines = f.read().decode("utf-8", "replace").split("\n")[:-1]  # (a cut last line has no newline)
+    if not lines or "step" not in header.split(","):
+        return None
+    fields = lines[-1].split(",")
+    column = header.split(",").index("step")
+    return int(fields[column]) if len(fields) > column and fields[column].isdigit() else None
 
 
 class Observer:

@@ -11,7 +11,7 @@ import numpy as np
 from .. import case as case_mod
 from .. import checkpoint
 from ..errors import CheckpointError
-from ..io import PvdSeries
+from ..io import PvdSeries, naming
 from .same_case import check_same_case
 
 
@@ -110,6 +110,14 @@ def load_checkpoint(sim, path, allow_change=()) -> list[str]:
     return changes
 
 
+def _whole_row_up_to(row: str, column: int, step: int) -> bool:
+    """A row written whole (a kill can cut the last one anywhere, even inside its step field)
+    whose step is at most `step`."""
+    fields = row.rstrip("\n").split(",")
+    return (row.endswith("\n") and len(fields) > column and fields[column].isdigit()
+            and int(fields[column]) <= step)
+
+
 def truncate_diagnostics(path: Path, step: int):
     """Drop rows after `step` (written by the run after its last checkpoint)."""
     if not path.exists():
@@ -119,7 +127,8 @@ def truncate_diagnostics(path: Path, step: int):
         return
     header, rows = lines[0], lines[1:]
     column = header.strip().split(",").index("step")
-    kept = [r for r in rows if r.strip() and int(r.split(",")[column]) <= step]
+    kept = [r for r in rows if _whole_row_up_to(r, column, step)]
     tmp = path.with_suffix(".csv.tmp")
-    tmp.write_text(header + "".join(kept))
-    os.replace(tmp, path)
+    with naming(path):  # (a full disk's write error knows no file name)
+        tmp.write_text(header + "".join(kept))
+        os.replace(tmp, path)

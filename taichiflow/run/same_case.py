@@ -18,7 +18,7 @@ except ModuleNotFoundError:  # Python 3.10
 from .. import case as case_mod
 from ..errors import CaseError, CheckpointError, did_you_mean
 
-FREE = ("case.name", "case.description",            # labels
+FREE = ("case.name", "case.description", "case.units",            # labels
         "time.end", "time.max_steps",               # how far the run goes
         "output.diagnostics_every", "output.checkpoint_interval", "output.checkpoint_wall",  # what it records
         "run.segment", "run.block_dim", "run.keep_last_good", "amr.capacity", "amr.grow",  # how fast, in how much memory: same numbers

@@ -1,4 +1,9 @@
-"""1D snapshots: one line chart per field, updated in place from frame to frame."""
+"""1D snapshots: one line chart per field, updated in place from frame to frame.
+
+The axes carry the units a case declares (`[case] units`, in the run's resolved case.toml:
+`length`, `time` and fields by name, e.g. mm, us, g/cm^3 and GPa for the gas-water tube):
+`x (mm)`, `p (GPa)`, `t = 0.24 us`. A run without them reads as before. A depth `h` beside a
+`surface` over a flat bed (a dam break) is one panel, not two identical ones."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +20,15 @@ class Charts:
     def _line_names(self, grid):
         if self.field != "all":
             return [self.field]
-        return [n for n in grid.cell_data.keys()]
+        names = list(grid.cell_data.keys())
+        if "h" in names and "surface" in names and _flat_bed(grid):
+            names.remove("surface")  # (h + a constant: the same curve)
+        return names
+
+    def _unit(self, title: str) -> str:
+        """' (unit)' for a chart's title, or `length`, where the case declares its unit, else ''."""
+        unit = declared_unit(self.series.case, title)
+        return f" ({unit})" if unit else ""
 
     def _y_range(self, y, name):
         """A chart's y range: --clim, else the series' range in a movie or the window (one
@@ -42,7 +55,8 @@ class Charts:
             for k, name in enumerate(names):
                 _, title = scalar_values(grid, name, 1)
                 chart = pv.Chart2D(size=(1.0, 1.0 / n), loc=(0.0, 1.0 - (k + 1) / n),
-                                   x_label="x" if k == n - 1 else "", y_label=title)
+                                   x_label="x" + self._unit("length") if k == n - 1 else "",
+                                   y_label=title + self._unit(title))
                 chart.background_color = "white"
                 chart.GetTitleProperties().SetFontSize(self._fs(18))
                 for axis in (chart.x_axis, chart.y_axis):
@@ -58,6 +72,29 @@ class Charts:
             line.update(x, y)
             chart.y_range = self._y_range(y, name)
             chart.x_range = [grid.bounds[0], grid.bounds[1]]
-        charts[0].title = f"{self.series.name}   t = {self.time:.4g}   ({self.index + 1}/{len(self.series)})"
+        seconds = declared_unit(self.series.case, "time")
+        charts[0].title = (f"{self.series.name}   t = {self.time:.4g}{' ' + seconds if seconds else ''}"
+                           f"   ({self.index + 1}/{len(self.series)})")
         self.description = ", ".join(scalar_values(grid, nm, 1)[1] for nm in names) + " against x"
 
+
+def declared_units(case: dict) -> dict:
+    """The units the run's case declares ([case] units: name -> unit text), or {}."""
+    units = (case or {}).get("case", {}).get("units", {})
+    return {str(k): str(v) for k, v in units.items()} if isinstance(units, dict) else {}
+
+
+def declared_unit(case: dict, title: str) -> str:
+    """The unit the case declares for a chart's title (`p`, `vel_x`, `vel magnitude`, `length`,
+    `time`) or for its array (`vel` for `vel_x`), else ''."""
+    units = declared_units(case)
+    base = title.split(" ")[0]
+    stem, _, comp = base.rpartition("_")
+    return units.get(base) or (units.get(stem, "") if comp in ("x", "y", "z") else "")
+
+
+def _flat_bed(grid) -> bool:
+    """Whether `surface` is `h` plus one constant (a flat bed) in this snapshot."""
+    bed = np.asarray(grid.cell_data["surface"], dtype=float) - np.asarray(grid.cell_data["h"], dtype=float)
+    scale = max(1.0, float(np.abs(grid.cell_data["surface"]).max())) if bed.size else 1.0
+    return bed.size == 0 or float(bed.max() - bed.min()) <= 1e-12 * scale
