@@ -3,6 +3,7 @@ the run with a checkpoint that a larger pool continues, and `--max-wall-time` th
 from the command line."""
 import csv
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,3 +164,10 @@ def test_restart_at_the_step_cap_and_with_another_output_interval(tmp_path):
     again = run_case(tmp_path, ["output.interval=0.02"], initial=False)
     again.run(tmp_path / "full", restart=first, allow_change=("output.interval",))
     assert [t for t, _ in read_pvd(tmp_path / "full" / "series.pvd")] == pytest.approx([0.0, 0.01, 0.02, 0.03])
+    # with fewer output times after the checkpoint, the old run's later snapshot (t = 0.03 as
+    # snapshot 3) is removed: the folder holds what series.pvd lists
+    sparse = run_case(tmp_path, ["output.interval=0.03"], initial=False)
+    sparse.run(tmp_path / "full", restart=first, allow_change=("output.interval",))
+    listed = read_pvd(tmp_path / "full" / "series.pvd")
+    assert [t for t, _ in listed] == pytest.approx([0.0, 0.01, 0.03])
+    assert sorted(p.name for p in (tmp_path / "full").glob("snapshot_*")) == sorted(Path(f).name for _, f in listed)

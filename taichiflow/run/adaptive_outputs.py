@@ -9,6 +9,7 @@ from .. import case as case_mod
 from ..errors import CaseError
 from ..io import DiagnosticsCSV, PvdSeries
 from ..io_vtu import write_leaves_vtu
+from .folder import remove_snapshots_after
 from .restart import truncate_diagnostics
 
 
@@ -40,6 +41,7 @@ class AdaptiveOutputs:
             self.count, self.last_time = resume["snapshot_index"], resume["last_snapshot_time"]
             self.series.truncate_after(self.last_time)
             truncate_diagnostics(self.folder / "diagnostics.csv", resume["step"])
+            remove_snapshots_after(self.folder, self.count - 1)  # (series.pvd lists none of them)
         conserved = run.model.conserved
         totals = [f"total_{name}" if conserved.sizes[name] == 1 else f"total_{name}_{'xyz'[c]}"
                   for name in conserved.names for c in range(conserved.sizes[name])]

@@ -87,7 +87,7 @@ def claim(folder: Path, restart_path=None, overwrite: bool = False) -> None:
 
 # a snapshot's files: one rank's .vti, the .pvti over several ranks' pieces (_rNNNN.vti), an
 # adaptive run's .vtu, the picture --render draws of it
-SNAPSHOT_FILE = re.compile(r"snapshot_(\d{5,})(_r\d{4,})?\.(vti|pvti|vtu|png)")
+SNAPSHOT_FILE = re.compile(r"snapshot_(\d{4,})(_r\d{4,})?\.(vti|pvti|vtu|png)")
 
 
 def remove_snapshots_after(folder: Path, index: int) -> list[Path]:
