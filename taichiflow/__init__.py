@@ -15,5 +15,21 @@ warnings.filterwarnings("ignore", message=r"invalid escape sequence", category=S
 
 from .model import Model, ModelError, load_model  # noqa: E402
 
-__all__ = ["Model", "ModelError", "load_model"]
+# The Python API (taichiflow/api, docs/api.md), imported on first use: `import taichiflow`
+# stays what it was (model files import it for Model).
+_API = ("Case", "Simulation", "STOP", "Stop", "RunResult", "SimulationReleased", "SimulationError", "CaseError")
+
+
+def __getattr__(name):
+    if name in _API:
+        from . import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'taichiflow' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_API))
+
+
+__all__ = ["Model", "ModelError", "load_model", *_API]
 __version__ = "0.1.0"
