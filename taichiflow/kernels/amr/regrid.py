@@ -31,18 +31,34 @@ from .pool import pool_index
 from .staging import MAX_AXES
 
 
-def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
-    """(apply, indicate) kernels and the per-slot fields of the two indicators."""
-    phys, dim, N, dtype = pool.phys, pool.dim, pool.N, pool.dtype
-    U, W, active = pool.U, pool.W, pool.active
-    cells = (N,) * dim
-    rows = (N,) * (dim - 1)
-    half = N // 2
-    n_children = 2 ** dim
-    indicator = ti.field(ti.f64, shape=pool.capacity)
-    own_indicator = "refinement" in phys.model.functions
-    gradient = ti.field(ti.f64, shape=pool.capacity)
-    read_w = pool.read_w  # (a ghost cell beside a same-level block is that block's own)
+def _make_flags(pool, indicator, gradient):
+    """The ti.func giving a leaf's REFINE and DEREFINE codes from its two indicators."""
+    level, asked, parent_asked = pool.level, pool.asked, pool.parent_asked
+
+    @ti.func
+    def flags(slot, thresholds, levels):
+        """REFINE and DEREFINE of the leaf in `slot` from its indicators (criteria.leaf_flags:
+        thresholds = Criteria.thresholds(), levels = (max_level, criteria.up_to))."""
+        second, steepest = indicator[slot], gradient[slot]
+        lv, wanted = level[slot], asked[slot]
+        steep = (second > thresholds[0]) | (steepest > thresholds[2])
+        calm = (second < thresholds[1]) & (steepest < thresholds[3])
+        finest = levels[1]
+        if wanted > 0:
+            finest = levels[0]
+        code = 0
+        if (steep & (lv < finest)) | (lv < wanted):
+            code |= REFINE
+        if (lv > 0) & (calm | (lv > finest)) & (parent_asked[slot] < lv):
+            code |= DEREFINE
+        return code
+
+    return flags
+
+
+def _make_conserved_at(pool):
+    """The ti.func giving U of a block's cell, or of a ghost cell beside it (from its W)."""
+    phys, dim, N, dtype, U, read_w = pool.phys, pool.dim, pool.N, pool.dtype, pool.U, pool.read_w
 
     @ti.func
     def conserved_at(slot, cell):
@@ -56,6 +72,24 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
         else:
             u = phys.cons(read_w(pool_index(slot, cell), 0))
         return u
+
+    return conserved_at
+
+
+def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
+    """(apply, indicate) kernels and the per-slot fields of the two indicators."""
+    phys, dim, N, dtype = pool.phys, pool.dim, pool.N, pool.dtype
+    U, W, active = pool.U, pool.W, pool.active
+    cells = (N,) * dim
+    rows = (N,) * (dim - 1)
+    half = N // 2
+    n_children = 2 ** dim
+    indicator = ti.field(ti.f64, shape=pool.capacity)
+    own_indicator = "refinement" in phys.model.functions
+    gradient = ti.field(ti.f64, shape=pool.capacity)
+    read_w = pool.read_w  # (a ghost cell beside a same-level block is that block's own)
+
+    conserved_at = _make_conserved_at(pool)
 
     @ti.func
     def prolong(moves: ti.template(), J):
@@ -129,25 +163,7 @@ def make_regrid_kernels(pool, indicator_fields: tuple, epsilon: float):
             largest = ti.max(largest, phys.refinement(centre))
         return largest, steepest
 
-    level, asked, parent_asked = pool.level, pool.asked, pool.parent_asked
-
-    @ti.func
-    def flags(slot, thresholds, levels):
-        """REFINE and DEREFINE of the leaf in `slot` from its indicators (criteria.leaf_flags:
-        thresholds = Criteria.thresholds(), levels = (max_level, criteria.up_to))."""
-        second, steepest = indicator[slot], gradient[slot]
-        lv, wanted = level[slot], asked[slot]
-        steep = (second > thresholds[0]) | (steepest > thresholds[2])
-        calm = (second < thresholds[1]) & (steepest < thresholds[3])
-        finest = levels[1]
-        if wanted > 0:
-            finest = levels[0]
-        code = 0
-        if (steep & (lv < finest)) | (lv < wanted):
-            code |= REFINE
-        if (lv > 0) & (calm | (lv > finest)) & (parent_asked[slot] < lv):
-            code |= DEREFINE
-        return code
+    flags = _make_flags(pool, indicator, gradient)
 
     @ti.kernel
     def indicate(n_active: ti.i32, thresholds: ti.types.vector(4, ti.f64), levels: ti.types.vector(2, ti.i32),
