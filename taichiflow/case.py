@@ -629,6 +629,8 @@ SCHEMA = Table({
         "positivity_fallback": Key(Choice(True, False), True),
         # Zhang & Shu's scaling of a cell's face densities towards its mean (numerics/positivity.py)
         "density_limiter": Key(Choice(True, False), False),
+        # Hu, Adams & Shu's limiter of each face flux toward Lax-Friedrichs: admissible cell means
+        "positivity_limiter": Key(Choice(True, False), False),
         # Each axis a whole step of its own, one after the other (kernels/plan.py: split)
         "dimensional_splitting": Key(Choice(True, False), False),
         "integrator": Key(INTEGRATORS, "lsrk3"),

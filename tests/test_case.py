@@ -178,7 +178,7 @@ def test_defaults_filled(tmp_path):
         "grid": {"cells": [100], "lower": [0.0], "upper": [1.0]},
         "scheme": {"method": "finite_volume", "reconstruction": "weno5", "limiter": "mc", "theta": 1.5,
                    "variables": "primitive", "riemann": "hllc", "wave_speeds": "davis",
-                   "musta_stages": 3, "force_fallback": False, "positivity_fallback": True, "density_limiter": False,
+                   "musta_stages": 3, "force_fallback": False, "positivity_fallback": True, "density_limiter": False, "positivity_limiter": False,
                    "dimensional_splitting": False,
                    "integrator": "lsrk3", "cfl": 0.4, "retry": {}},
         "time": {"end": 0.2, "max_steps": 0},

@@ -153,3 +153,94 @@ def test_the_density_limiter_keeps_the_mean_and_lifts_the_least_point_to_its_flo
         theta = (low - mean) / (cases[k, 1] - mean)
         assert 0 < theta < 1 and (high - mean) / (cases[k, 2] - mean) == pytest.approx(theta, rel=1e-12)
     np.testing.assert_array_equal(faces[3], [-1e-6, -1e-6])                    # mean <= 0: first order
+
+
+# --- the flux limiter of the cell means' update ([scheme] positivity_limiter) ------------------
+# Seed 000's 3D blast with SUPERBEE (cases/sr_blast_3d.toml at 24^3, f64, CPU) at its first failing
+# step, 27: W of the cells 8..11 along x at (y, z) = (10, 10), the MUSTA flux through the face
+# between cells 9 and 10 and dt/dx. Cell 10, the cold expanding gas beside the centre, ends that
+# step with E^2 < |S|^2 + D^2. And the face between cells 3 and 4, which needs nothing.
+BLAST_DT_DX = 0.32149181136233174
+BLAST_FACES = [  # (W of the four cells, the face's flux)
+    ([[0.32191739304441674, -0.74996044624047220, -0.30195749035316755, -0.30195749035316755, 0.033594573761916706],
+      [0.22549850346785705, -0.69071714543010432, -0.36773647917304303, -0.36773647917304281, 0.017715762930261936],
+      [0.19644236376465807, -0.45549232471024370, -0.45549232471024420, -0.45549232471024348, 0.0031594702898743777],
+      [0.18015731724618125, -0.072569542705902990, -0.47242923643628815, -0.47242923643628837, 5.2282561128150771e-4]],
+     [-0.21964158030754743, 0.2570545523416098, 0.17363371799022936, 0.17363371799022903, -0.20295952148339394]),
+    ([[1.126800951425444, -0.6639833764201414, -0.06797260265861364, -0.06797260265861363, 0.2551485497226644],
+      [0.31796415031823744, -0.8471920666394773, -0.12219982883274594, -0.12219982883274569, 0.0288530566387315],
+      [0.270421366684648, -0.8438593037688473, -0.16312020426546253, -0.16312020426546248, 0.02064087924972373],
+      [0.34079802171812396, -0.8329654518642027, -0.17283588657176246, -0.17283588657176216, 0.03710302839385309]],
+     [-0.45430437314805305, 0.9618473983849533, 0.17411521666365581, 0.17411521666365587, -0.6587710183074382]),
+]
+
+
+def srhd_state_flux_speeds(w, gamma=5.0 / 3.0):
+    """U, the x-flux and the slowest and fastest signal speeds along x of SRHD primitive states
+    (rows rho, vel, p; Marti & Mueller 2003, eq. 46)."""
+    rho, vel, p = w[:, 0], w[:, 1:4], w[:, 4]
+    v2 = (vel ** 2).sum(axis=1)
+    lorentz = 1.0 / np.sqrt(1.0 - v2)
+    enthalpy = rho + gamma / (gamma - 1.0) * p
+    momentum = (enthalpy * lorentz ** 2)[:, None] * vel
+    u = np.column_stack([rho * lorentz, momentum, enthalpy * lorentz ** 2 - p - rho * lorentz])
+    f = u * vel[:, :1]
+    f[:, 1] += p
+    f[:, 4] = u[:, 1] - u[:, 0] * vel[:, 0]
+    cs2 = gamma * p / enthalpy
+    root = np.sqrt(cs2 * (1 - v2) * (1 - vel[:, 0] ** 2 - (v2 - vel[:, 0] ** 2) * cs2))
+    return u, f, (vel[:, 0] * (1 - cs2) - root) / (1 - v2 * cs2), (vel[:, 0] * (1 - cs2) + root) / (1 - v2 * cs2)
+
+
+def srhd_admissible(u):
+    """E^2 > |S|^2 + D^2 and D > 0 (E = tau + D): the states some ideal gas (gamma <= 2) has."""
+    return u[0] > 0 and u[4] * (u[4] + 2 * u[0]) > u[1] ** 2 + u[2] ** 2 + u[3] ** 2
+
+
+def test_the_flux_limiter_keeps_both_cells_halves_admissible_and_passes_other_faces_bit_for_bit(arch):
+    """numerics/positivity.py (make_flux_positivity_limiter, 3 axes) on two faces of seed 000's
+    SUPERBEE blast: the face that empties cell 10 is blended toward the HLL flux of the cell
+    means with theta = 9/64, the largest multiple of 1/64 for which both halves
+    Q -/+ 2 d lam theta (F - G) (G: HLL, Q: a cell's update along x with HLL fluxes) are
+    physical states; the other face keeps its flux bit for bit. The reference is numpy's."""
+    import taichi as ti
+    from taichiflow.numerics.positivity import make_flux_positivity_limiter
+    from test_musta_stages import srhd_physics
+    phys = srhd_physics(arch)
+    limit = make_flux_positivity_limiter(phys, 3)
+    stencils = ti.Vector.field(5, ti.f64, shape=(2, 4))
+    fluxes = ti.Vector.field(5, ti.f64, shape=2)
+    out = ti.Vector.field(5, ti.f64, shape=2)
+    limited = ti.field(ti.i32, shape=2)
+    stencils.from_numpy(np.array([w for w, _ in BLAST_FACES]))
+    fluxes.from_numpy(np.array([f for _, f in BLAST_FACES]))
+
+    @ti.kernel
+    def run(dt_dx: ti.f64):
+        for k in range(2):
+            out[k], limited[k] = limit([stencils[k, 0], stencils[k, 1], stencils[k, 2], stencils[k, 3]], fluxes[k],
+                                       dt_dx)
+
+    run(BLAST_DT_DX)
+    assert limited.to_numpy().tolist() == [1, 0]
+    np.testing.assert_array_equal(out.to_numpy()[1], BLAST_FACES[1][1])
+    u, f, slowest, fastest = srhd_state_flux_speeds(np.array(BLAST_FACES[0][0]))
+
+    def hll(a, b):
+        s_left, s_right = min(slowest[a], slowest[b], 0.0), max(fastest[a], fastest[b], 0.0)
+        return (s_right * f[a] - s_left * f[b] + s_left * s_right * (u[b] - u[a])) / (s_right - s_left)
+
+    mu, flux, g = 3 * BLAST_DT_DX, np.array(BLAST_FACES[0][1]), hll(1, 2)
+    below, above = u[1] - mu * (g - hll(0, 1)), u[2] - mu * (hll(2, 3) - g)
+    halves_admissible = lambda theta: (srhd_admissible(below - 2 * mu * theta * (flux - g))
+                                       and srhd_admissible(above + 2 * mu * theta * (flux - g)))
+    assert halves_admissible(9 / 64) and not halves_admissible(10 / 64) and not halves_admissible(1.0)
+    np.testing.assert_allclose(out.to_numpy()[0], g + 9 / 64 * (flux - g), rtol=1e-12, atol=1e-15)
+
+
+def test_the_positivity_limiter_needs_face_fluxes_between_conserved_cell_means():
+    with pytest.raises(ValueError, match="positivity_limiter limits the fluxes of a Riemann solver.*'finite_diff"):
+        Simulation(load_case(CASES / "sod.toml", ["scheme.method='finite_difference'", "scheme.riemann='rusanov'",
+                                                  "scheme.positivity_limiter=true"]))
+    with pytest.raises(ValueError, match="model 'two_phase' has non-conservative terms"):
+        Simulation(load_case(CASES / "gas_water_tube.toml", ["scheme.positivity_limiter=true"]))

@@ -24,6 +24,7 @@ class FaceScheme(NamedTuple):
     variables: object
     split_flux: Callable = None
     limit_density: Callable = None  # per-cell face states: (mean W, lower, upper) -> limited (numerics/positivity.py)
+    limit_flux: Callable = None     # a face's flux: (4-cell W stencil, flux, dt_dx) -> (bounded, limited) (the same)
 
 
 class Stencil(NamedTuple):
@@ -77,7 +78,7 @@ class SweepContext(NamedTuple):
 def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunctions:
     """The face fluxes along axis of one face scheme."""
     phys, W, dim, fallback = ctx.phys, ctx.W, ctx.dim, ctx.plan.fallback
-    recon, riemann, variables, split_flux, limit_density = scheme
+    recon, riemann, variables, split_flux, limit_density, limit_flux = scheme
     g = recon.ghost  # the stencil is 2 g cells wide; W may have more ghost layers
     normal = ctx.to_normal_W[axis]
     to_global = ctx.to_global_F[axis]
@@ -181,7 +182,27 @@ def face_functions(ctx: SweepContext, axis: int, scheme: FaceScheme) -> FaceFunc
             lower, upper = limit_density(stencil[g - 1], lower, upper)
         return lower, upper
 
+    if limit_flux is not None:  # (face_flux calls solve by this name: the bounded one, then)
+        solve = _bounded_solve(solve, limit_flux, cells_at, to_global)
     return FaceFunctions(cells_at, solve, face_flux, cell_faces)
+
+
+def _bounded_solve(solve, limit_flux, cells_at, to_global):
+    """solve with the face's flux limited so that the updates of the two cells beside it stay
+    admissible ([scheme] positivity_limiter, numerics/positivity.py), from the W of the 4 cells
+    around it; a face that was limited counts as replaced. A separate function: the kernels of
+    schemes without the limiter are built as before."""
+    to_normal = [0] * len(to_global)
+    for k, p in enumerate(to_global):
+        to_normal[p] = k
+
+    @ti.func
+    def bounded_solve(wL, wR, index, i, dt_dx):
+        flux, replaced = solve(wL, wR, index, i, dt_dx)
+        bounded, limited = limit_flux(cells_at(index, i - 1, 4), permute(flux, to_normal), dt_dx)
+        return permute(bounded, to_global), replaced + limited
+
+    return bounded_solve
 
 
 def _joined(*vectors):

@@ -21,7 +21,7 @@ import taichi as ti
 from .. import taichi_patches  # noqa: F401  (before any field is made)
 from ..numerics.reconstruction import make_reconstruction
 from ..numerics.riemann import RIEMANN_SOLVERS
-from ..numerics.positivity import make_density_limiter
+from ..numerics.positivity import make_density_limiter, make_flux_positivity_limiter
 from ..numerics.splitting import make_split_flux
 from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME, methods
 from ..numerics.variables import make_variables
@@ -68,6 +68,9 @@ def face_scheme(phys, dim: int, scheme, split: bool = False) -> FaceScheme:
     """The face numerics of a [scheme] table, for a grid of `dim` axes; split: a step taken
     axis by axis (a time predictor then predicts along its axis alone)."""
     method = methods.get(scheme.get("method", FINITE_VOLUME))
+    if scheme.get("positivity_limiter", False) and (method.own_flux or method.name == FINITE_DIFFERENCE):
+        raise ValueError(f"[scheme] positivity_limiter limits the fluxes of a Riemann solver between cell means: "
+                         f"method = '{method.name}' has none")
     if method.own_flux:  # (SHASTA: no reconstruction, no Riemann solver)
         return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(phys, scheme))
     recon = make_reconstruction({**scheme, "unsplit_axes": 1 if split else dim}, phys)
@@ -80,7 +83,10 @@ def face_scheme(phys, dim: int, scheme, split: bool = False) -> FaceScheme:
     limiter = None
     if scheme.get("density_limiter", False):  # (per-cell face states: the plan made sure)
         limiter = make_density_limiter(phys.W.index(phys.model.density))
-    return FaceScheme(recon, riemann, make_variables(variables, phys), limit_density=limiter)
+    bounded = None
+    if scheme.get("positivity_limiter", False):  # (the cell means' update: numerics/positivity.py)
+        bounded = make_flux_positivity_limiter(phys, 1 if split else dim)
+    return FaceScheme(recon, riemann, make_variables(variables, phys), limit_density=limiter, limit_flux=bounded)
 
 
 class Solver:
