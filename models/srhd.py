@@ -14,7 +14,10 @@ quadratically: 3.5 to 4.5 steps on average in f32 and in f64 over random states 
 converged linearly: 20 to 45 steps, and f64's rate was 9.2x below f32's, until 2026-11-27). It stops once a step
 is below sqrt(u) p (u the rounding unit of the precision: the new p's error is then about u),
 when a step within 4096 u (E + p) no longer shrinks (a cold gas whose pressure is below the
-rounding of E: f is noise there), or after 60 steps. One division and one root a step. A U that no fluid has
+rounding of E: f is noise there), or after 60 steps. One division and one root a step. In f64
+kernels the start is the pressure iterated to f32's rounding in f32 (its divisions and roots
+cost a fraction of f64's on a GPU): two f64 steps finish it (H200, seed 000's scheme at 128^3:
+f64 8% faster, docs/performance.md). A U that no fluid has
 (E^2 <= |S|^2 + D^2, or D <= 0: every ideal gas with gamma <= 2 has E^2 > |S|^2 + D^2) comes
 out with p = -1 (to a margin of 1e-6 of E^2 - D^2, the rounding of a cold gas in f32), which the
 framework's admissibility check catches (face fallback, FORCE's
@@ -64,29 +67,64 @@ def to_conserved(W, gamma):
     return model.U(D=D, mom=enthalpy_density * w * w * W.vel, tau=tau)
 
 
-@ti.func
-def newton_step(D, S, E, p, p_least, gamma):
-    """One step of the pressure's Newton iteration from p: p - f / f' with f = p_bar - p and
-    f' = (v^2 c_s^2 - 1) / gamma, where p_bar = (gamma - 1)/gamma (rho h - rho) is the pressure
-    the conserved state implies for a trial p (c_s^2 = gamma p / (rho h), v^2 = S^2 / z^2,
-    rho h = r^2 / z, rho = D r / z with z = E + p, r = sqrt(z^2 - S^2)), all multiplied
-    through by z^2: one division and one root. Never below halfway to p_least."""
-    z = E + p
-    r2 = ti.max(z * z - S * S, 1e-30 * z * z)
-    r = ti.sqrt(r2)
-    z_p_bar = (gamma - 1.0) / gamma * (r2 - D * r)
-    z_rho_h = D * r + gamma / (gamma - 1.0) * p * z
-    new_p = p + gamma * (z_p_bar - p * z) * z_rho_h / (z_rho_h * z - S * S * gamma * p)
-    return ti.max(new_p, 0.5 * (p + p_least))
+def _recovery_functions(dtype=None):
+    """(newton_step, start_pressure) with their constants in dtype (None: the kernel's own
+    precision). The f32 pair starts the f64 recovery: an f64 literal beside an f32 value would
+    turn the arithmetic back into f64, so each constant is cast (a compile-time constant)."""
+    def c(value):
+        return value if dtype is None else ti.cast(value, dtype)
+
+    @ti.func
+    def newton_step(D, S, E, p, p_least, gamma):
+        """One step of the pressure's Newton iteration from p: p - f / f' with f = p_bar - p and
+        f' = (v^2 c_s^2 - 1) / gamma, where p_bar = (gamma - 1)/gamma (rho h - rho) is the pressure
+        the conserved state implies for a trial p (c_s^2 = gamma p / (rho h), v^2 = S^2 / z^2,
+        rho h = r^2 / z, rho = D r / z with z = E + p, r = sqrt(z^2 - S^2)), all multiplied
+        through by z^2: one division and one root. Never below halfway to p_least."""
+        z = E + p
+        r2 = ti.max(z * z - S * S, c(1e-30) * z * z)
+        r = ti.sqrt(r2)
+        z_p_bar = (gamma - c(1.0)) / gamma * (r2 - D * r)
+        z_rho_h = D * r + gamma / (gamma - c(1.0)) * p * z
+        new_p = p + gamma * (z_p_bar - p * z) * z_rho_h / (z_rho_h * z - S * S * gamma * p)
+        return ti.max(new_p, c(0.5) * (p + p_least))
+
+    @ti.func
+    def start_pressure(D, S, E, p_least, gamma):
+        """The pressure the state would have with E + p = E: (gamma - 1)/gamma (E/W^2 - D/W) at
+        v = S / E (not below p_least)."""
+        r2 = ti.max(E * E - S * S, c(1e-30) * E * E)
+        r = ti.sqrt(r2)
+        return ti.max((gamma - c(1.0)) / gamma * (r2 - D * r) / E, p_least)
+
+    return newton_step, start_pressure
+
+
+newton_step, start_pressure = _recovery_functions()
+_newton_step_f32, _start_pressure_f32 = _recovery_functions(ti.f32)
 
 
 @ti.func
-def start_pressure(D, S, E, p_least, gamma):
-    """The pressure the state would have with E + p = E: (gamma - 1)/gamma (E/W^2 - D/W) at
-    v = S / E (not below p_least)."""
-    r2 = ti.max(E * E - S * S, 1e-30 * E * E)
-    r = ti.sqrt(r2)
-    return ti.max((gamma - 1.0) / gamma * (r2 - D * r) / E, p_least)
+def _pressure_in_f32(D, S, E, p_least, gamma):
+    """The pressure to f32's rounding, iterated in f32 (an f64 recovery's start: f32's divisions
+    and roots cost a fraction of f64's on a GPU, and Newton from there needs two f64 steps
+    instead of four or five); a state f32 cannot hold (out of its range) comes out non-finite
+    or below p_least, and the caller starts from its own start_pressure then."""
+    d, s, e = ti.cast(D, ti.f32), ti.cast(S, ti.f32), ti.cast(E, ti.f32)
+    least, g = ti.cast(p_least, ti.f32), ti.cast(gamma, ti.f32)
+    p = _start_pressure_f32(d, s, e, least, g)
+    step = e + p
+    iteration = 0
+    while iteration < 30:
+        iteration += 1
+        new_p = _newton_step_f32(d, s, e, p, least, g)
+        new_step = ti.abs(new_p - p)
+        if new_step >= step:
+            break  # f32's rounding (or a cold gas whose p is below it: f64 goes on from here)
+        p, step = new_p, new_step
+        if step <= ti.cast(2.0 ** -12, ti.f32) * p:
+            break  # the new p's error is about f32's rounding unit
+    return p
 
 
 @model.to_primitive
@@ -95,7 +133,13 @@ def to_primitive(U, gamma, lorentz_max):
     S = U.mom.norm()
     p_least = ti.max(S - E, 0.0)  # below it |v| = S / (E + p) would reach 1
     noise = 4096.0 * unit_roundoff()  # (of E + p) f's rounding where p is far below E (a cold gas)
-    p = start_pressure(U.D, S, E, p_least, gamma)
+    p = 0.0
+    if ti.static(unit_roundoff() < 2.0 ** -30):  # f64: the start iterated to f32's rounding in f32
+        p = ti.cast(_pressure_in_f32(U.D, S, E, p_least, gamma), ti.f64)
+        if not (p >= p_least and p < 1e300):  # (NaN fails both)
+            p = start_pressure(U.D, S, E, p_least, gamma)
+    else:
+        p = start_pressure(U.D, S, E, p_least, gamma)
     step = E + p  # (more than any step)
     iteration = 0
     while iteration < 60:  # (a while loop: never the kernel's parallel loop)

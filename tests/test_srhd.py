@@ -96,6 +96,27 @@ def test_primitive_recovery_round_trips_hard_states(tmp_path, precision):
         assert np.all(np.sum(back[:, 1:4] ** 2, axis=1) < 1.0)
 
 
+@pytest.mark.parametrize("scale", [1e-40, 1e40])
+def test_f64_recovery_holds_states_past_f32s_range(tmp_path, scale):
+    """The f64 recovery starts from a pressure iterated in f32 (models/srhd.py: _pressure_in_f32);
+    where rho and p are beyond f32's range (1e40: infinite in f32; 1e-40: below its normal
+    numbers) that start means nothing, and the f64 iteration must still reach the root: the
+    states round-trip as at scale 1 (the equations are invariant under rho, p -> k rho, k p)."""
+    sim = simulate(case_from_text(tmp_path, RECOVERY), precision="f64", until=0.0)
+    states = [[rho, *(np.sqrt(1.0 - 1.0 / lorentz ** 2) * np.array([0.6, -0.8, 0.0])), p]
+              for rho, p in [(1.0, 1e-4), (1.0, 1.0), (1e-3, 10.0), (10.0, 13.33)] for lorentz in (1.0, 10.0)]
+    w = np.array(states)
+    for chunk in range(0, len(w), 4):
+        block = w[chunk:chunk + 4].copy()
+        scaled = block.copy()
+        scaled[:, [0, 4]] *= scale
+        sim.set_primitive(scaled)
+        sim.solver.refresh_primitives()
+        back = sim.solver.primitive_array().astype(float)
+        back[:, [0, 4]] /= scale
+        assert np.all(np.abs(back - block) <= 1e-10 * np.maximum(np.abs(block), 1.0)), (block, back)
+
+
 def test_pressure_newton_iteration_converges_quadratically():
     """The recovery's Newton step (models/srhd.py: newton_step) from its start reaches the root
     to 1e-13 of E within 6 steps on states from cold to hot, at rest to W = 10 (f64, CPU), and
