@@ -67,41 +67,42 @@ def to_conserved(W, gamma):
     return model.U(D=D, mom=enthalpy_density * w * w * W.vel, tau=tau)
 
 
-def _recovery_functions(dtype=None):
-    """(newton_step, start_pressure) with their constants in dtype (None: the kernel's own
-    precision). The f32 pair starts the f64 recovery: an f64 literal beside an f32 value would
-    turn the arithmetic back into f64, so each constant is cast (a compile-time constant)."""
-    def c(value):
-        return value if dtype is None else ti.cast(value, dtype)
-
-    @ti.func
-    def newton_step(D, S, E, p, p_least, gamma):
-        """One step of the pressure's Newton iteration from p: p - f / f' with f = p_bar - p and
-        f' = (v^2 c_s^2 - 1) / gamma, where p_bar = (gamma - 1)/gamma (rho h - rho) is the pressure
-        the conserved state implies for a trial p (c_s^2 = gamma p / (rho h), v^2 = S^2 / z^2,
-        rho h = r^2 / z, rho = D r / z with z = E + p, r = sqrt(z^2 - S^2)), all multiplied
-        through by z^2: one division and one root. Never below halfway to p_least."""
-        z = E + p
-        r2 = ti.max(z * z - S * S, c(1e-30) * z * z)
-        r = ti.sqrt(r2)
-        z_p_bar = (gamma - c(1.0)) / gamma * (r2 - D * r)
-        z_rho_h = D * r + gamma / (gamma - c(1.0)) * p * z
-        new_p = p + gamma * (z_p_bar - p * z) * z_rho_h / (z_rho_h * z - S * S * gamma * p)
-        return ti.max(new_p, c(0.5) * (p + p_least))
-
-    @ti.func
-    def start_pressure(D, S, E, p_least, gamma):
-        """The pressure the state would have with E + p = E: (gamma - 1)/gamma (E/W^2 - D/W) at
-        v = S / E (not below p_least)."""
-        r2 = ti.max(E * E - S * S, c(1e-30) * E * E)
-        r = ti.sqrt(r2)
-        return ti.max((gamma - c(1.0)) / gamma * (r2 - D * r) / E, p_least)
-
-    return newton_step, start_pressure
+@ti.func
+def _newton_step(D, S, E, p, p_least, gamma, one, half, tiny):
+    """newton_step with its constants as arguments, in the precision the iteration runs in (an
+    f64 literal beside f32 values would turn the arithmetic back into f64)."""
+    z = E + p
+    r2 = ti.max(z * z - S * S, tiny * z * z)
+    r = ti.sqrt(r2)
+    z_p_bar = (gamma - one) / gamma * (r2 - D * r)
+    z_rho_h = D * r + gamma / (gamma - one) * p * z
+    new_p = p + gamma * (z_p_bar - p * z) * z_rho_h / (z_rho_h * z - S * S * gamma * p)
+    return ti.max(new_p, half * (p + p_least))
 
 
-newton_step, start_pressure = _recovery_functions()
-_newton_step_f32, _start_pressure_f32 = _recovery_functions(ti.f32)
+@ti.func
+def _start_pressure(D, S, E, p_least, gamma, one, tiny):
+    """start_pressure with its constants as arguments (as _newton_step)."""
+    r2 = ti.max(E * E - S * S, tiny * E * E)
+    r = ti.sqrt(r2)
+    return ti.max((gamma - one) / gamma * (r2 - D * r) / E, p_least)
+
+
+@ti.func
+def newton_step(D, S, E, p, p_least, gamma):
+    """One step of the pressure's Newton iteration from p: p - f / f' with f = p_bar - p and
+    f' = (v^2 c_s^2 - 1) / gamma, where p_bar = (gamma - 1)/gamma (rho h - rho) is the pressure
+    the conserved state implies for a trial p (c_s^2 = gamma p / (rho h), v^2 = S^2 / z^2,
+    rho h = r^2 / z, rho = D r / z with z = E + p, r = sqrt(z^2 - S^2)), all multiplied
+    through by z^2: one division and one root. Never below halfway to p_least."""
+    return _newton_step(D, S, E, p, p_least, gamma, 1.0, 0.5, 1e-30)
+
+
+@ti.func
+def start_pressure(D, S, E, p_least, gamma):
+    """The pressure the state would have with E + p = E: (gamma - 1)/gamma (E/W^2 - D/W) at
+    v = S / E (not below p_least)."""
+    return _start_pressure(D, S, E, p_least, gamma, 1.0, 1e-30)
 
 
 @ti.func
@@ -112,12 +113,13 @@ def _pressure_in_f32(D, S, E, p_least, gamma):
     or below p_least, and the caller starts from its own start_pressure then."""
     d, s, e = ti.cast(D, ti.f32), ti.cast(S, ti.f32), ti.cast(E, ti.f32)
     least, g = ti.cast(p_least, ti.f32), ti.cast(gamma, ti.f32)
-    p = _start_pressure_f32(d, s, e, least, g)
+    one, half, tiny = ti.cast(1.0, ti.f32), ti.cast(0.5, ti.f32), ti.cast(1e-30, ti.f32)
+    p = _start_pressure(d, s, e, least, g, one, tiny)
     step = e + p
     iteration = 0
     while iteration < 30:
         iteration += 1
-        new_p = _newton_step_f32(d, s, e, p, least, g)
+        new_p = _newton_step(d, s, e, p, least, g, one, half, tiny)
         new_step = ti.abs(new_p - p)
         if new_step >= step:
             break  # f32's rounding (or a cold gas whose p is below it: f64 goes on from here)

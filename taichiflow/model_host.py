@@ -93,13 +93,26 @@ def _select(cond, x1, x2):
     return x1 if cond else x2
 
 
+_NUMPY_TYPES = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32, ti.i64: np.int64}
+
+
+def _cast(value, dtype):
+    """ti.cast on the host: numpy's number of that type (Taichi's Python-scope cast takes
+    Taichi values only; a model that iterates in f32 inside an f64 kernel casts numbers)."""
+    if isinstance(value, Matrix):
+        return Matrix(value.to_numpy().astype(_NUMPY_TYPES[dtype]))
+    return _NUMPY_TYPES[dtype](value)
+
+
 class _HostTaichi(types.ModuleType):
-    """The `ti` a model's functions see on the host: taichi, with a select that picks a side."""
+    """The `ti` a model's functions see on the host: taichi, with a select that picks a side
+    and a cast of numbers."""
 
     def __getattr__(self, name):
         return getattr(ti, name)
 
     select = staticmethod(_select)
+    cast = staticmethod(_cast)
 
 
 HOST_TAICHI = _HostTaichi("taichi")
