@@ -602,6 +602,7 @@ SCHEMA = Table({
         "max_level": Key(Int(ge=0), 2),
         "capacity": Key(Int(ge=0), 0),             # block slots on the device; 0: 64 x the root blocks, at least 512
         "grow": Key(Choice(True, False), True),    # a full pool is rebuilt twice as large (false: the run stops)
+        "rebalance_above": Key(Float(ge=1), 1.1),  # MPI: the leaves shared out anew past this max/mean load
         "regrid_every": Key(Int(ge=1), 4),         # steps between two regrids
         "refine_above": Key(Float(gt=0), 0.8),     # Löhner's indicator (FLASH's defaults)
         "derefine_below": Key(Float(ge=0), 0.2),

@@ -8,44 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from amr_cases import BLOB
 from helpers import case_from_text, precise
 from taichiflow import checkpoint
 from taichiflow.cli import main
 from taichiflow.errors import CheckpointError, RunInterrupted, SimulationError
 from taichiflow.io import read_pvd
 from taichiflow.run.adaptive import AdaptiveRun
-
-BLOB = """
-[case]
-name = "blob_amr"
-[model]
-name = "euler"
-[grid]
-cells = [32, 32]
-upper = [1.0, 1.0]
-[amr]
-block_cells = 8
-max_level = 2
-regrid_every = 2
-[scheme]
-reconstruction = "weno5"
-riemann = "hllc"
-[time]
-end = 0.03
-[boundary]
-x = "periodic"
-y = "periodic"
-[initial]
-background = { rho = 1.0, vel = [4.0, 2.0, 0.0], p = 1.0 }
-[[initial.regions]]
-shape = "sphere"
-center = [0.3, 0.3]
-radius = 0.15
-state = { rho = 4.0, p = 2.0 }
-[output]
-interval = 0.01
-checkpoint_interval = 0.015
-"""
 
 
 # A blast in gas of uniform density: the forest grows as the shock spreads (Löhner's indicator

@@ -179,6 +179,19 @@ def test_a_blow_up_stops_with_the_command_lines_error_and_keeps_the_last_good_st
     np.testing.assert_array_equal(read_vti(tmp_path / "out" / last)[1]["p"], sim.primitive["p"])
 
 
+def test_the_time_step_follows_a_state_set_between_steps(arch):
+    """advance() starts from the CFL rate the last batch ended on, without checking the state
+    again (run/driver.py: _checked_rate), unless the state was set since: a state 10 times
+    hotter after a step must get its own, 10 times shorter, step."""
+    sim = Simulation(small(arch, cells=(32,)))
+    sim.advance()
+    sim.advance()
+    sim.set_state(primitive={"rho": 1.0, "vel": [0.0], "p": 100.0})
+    sim.advance()
+    expected = sim.case.resolved.scheme.cfl * (1.0 / 32) / np.sqrt(1.4 * 100.0)
+    assert sim.dt == pytest.approx(expected, rel=1e-12)
+
+
 def test_an_older_simulation_stays_readable_after_a_newer_one_starts(tmp_path, arch):
     first = Simulation(small(arch, cells=(32,)))
     first.advance(to_time=0.05)

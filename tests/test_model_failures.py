@@ -76,6 +76,29 @@ def test_a_function_that_returns_nan_where_a_step_takes_the_state_is_named(tmp_p
     assert "Try a lower" not in said
 
 
+@pytest.mark.parametrize("riemann", ["hllc", "hll"])
+def test_a_nan_signal_speed_stops_the_run_at_its_step_naming_the_function(tmp_path, capsys, riemann):
+    """HLLC's min/max of the wave speeds drops a NaN (and so did the step check's rate), so the
+    run went on from a finite, wrong state: the check counts a cell whose signal speed is not
+    finite as a bad one (kernels/reductions.py), and the message names the function with the
+    state it got at that cell; from the initial state too."""
+    model = euler_with_sound_speed(tmp_path, NAN_ABOVE_1_5, "nan_euler")
+    for k, sets in enumerate([["initial.background.vel=[1.0,0,0]",
+                               "initial.regions.0.state={rho=1.0, p=1.0, vel=[-1.0,0,0]}"],
+                              ["initial.background.rho=2.0"]]):
+        options = [f'model.name="{model}"', "grid.cells=[50]", f'scheme.riemann="{riemann}"', *sets]
+        code = main(["run", str(CASES / "sod.toml"), "--quiet", "--arch", "cpu", "--out", str(tmp_path / f"o{k}"),
+                     *[a for o in options for a in ("--set", o)]])
+        err = capsys.readouterr().err
+        assert code == 2 and "The model's sound_speed()" in err and "Try a lower" not in err, err
+        if k == 0:  # (the first state above rho = 1.5 stops the step that made it)
+            assert re.search(r"after step 3 \(.*\) at cell \(2[45],\): ", err), err
+        else:
+            assert ("inadmissible initial state at cell (0,): a signal speed is not finite (the model's "
+                    "sound_speed() returned nan). The model's sound_speed()") in err, err
+            assert "rho = 2, vel = [0, 0, 0], p = 1, gamma = 1.4 (cell (0,)'s initial state)" in err
+
+
 def test_a_blow_up_of_a_sound_model_still_advises_the_scheme(tmp_path):
     sim, cell = failed_run(ROOT / "models" / "euler.py", "grid.cells=[400]", "scheme.cfl=1.0",
                            'scheme.integrator="euler"', "scheme.positivity_fallback=false", 'scheme.riemann="hllc"')

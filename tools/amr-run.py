@@ -88,7 +88,7 @@ pool = run.solver.pool
 dim, N = pool.dim, pool.N
 finest = [r * N * 2 ** run.solver.forest.max_level for r in run.solver.forest.roots]
 print(json.dumps({
-    "case": args.case, "arch": case["run"]["arch"], "precision": case["run"]["precision"],
+    "case": args.case, "arch": run.case["run"]["arch"], "precision": run.case["run"]["precision"],
     "steps": steps + 1, "t": run.t, "build_s": round(built, 2), "wall_s": round(wall, 3),
     "leaf_blocks_per_level": run.solver.forest.leaf_count_per_level(), "leaf_cells": run.leaf_cells(),
     "finest_uniform_cells": int(__import__("numpy").prod(finest)),

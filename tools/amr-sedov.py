@@ -69,7 +69,7 @@ radius = shock_radius(rho, grid)
 cells = args.finest ** 3
 print(json.dumps({
     "finest": args.finest, "root": args.root, "block": args.block, "levels": levels, "end": args.end,
-    "arch": uniform["run"]["arch"], "precision": uniform["run"]["precision"],
+    "arch": sim.arch, "precision": sim.precision,
     "uniform": {"radius": uniform_radius, "steps": uniform_steps, "wall_s": round(uniform_s, 2)},
     "amr": {"radius": radius, "steps": run.step_count, "wall_s": round(adaptive_s, 2), "regrid_s": round(run.regrid_seconds, 2),
             "leaf_cells_end": run.leaf_cells(), "leaf_cells_largest": largest, "leaf_cells_mean": round(mean),

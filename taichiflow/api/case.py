@@ -18,6 +18,7 @@ from .. import case as case_mod
 from ..case_rules import unused_scheme_keys
 from ..errors import CaseError
 from ..region_coverage import regions_covering_no_cell
+from ..resolved import NO_FILE, ResolvedCase
 from ..toml_text import _value as toml_value
 
 try:
@@ -30,14 +31,13 @@ __all__ = ["Case", "Overrides"]
 # `--set`-style strings ("grid.cells=[200]"), or a mapping of dotted keys (or nested tables) to values
 Overrides = Union[str, Iterable[str], Mapping[str, Any], None]
 
-NO_FILE = "<case>"  # the source of a case given as a dict (build.py's name for a case without a file)
-
 
 class Case:
     """A checked case: every key validated, defaults filled, as `taichiflow run` loads it.
 
     Build one with `Case.from_file` or `Case.from_dict`; change one with `with_`, which
-    returns a new Case (this one stays as it was).
+    returns a new Case (this one stays as it was). `resolved` is the case as typed, frozen
+    tables (taichiflow/resolved.py), built once: what a Simulation and `taichiflow run` build.
     """
 
     __slots__ = ("_raw", "_source", "_overrides", "_resolved")
@@ -48,7 +48,7 @@ class Case:
         object.__setattr__(self, "_raw", copy.deepcopy(dict(raw)))
         object.__setattr__(self, "_source", str(source))
         object.__setattr__(self, "_overrides", override_strings(overrides))
-        object.__setattr__(self, "_resolved", resolve(self._raw, self._source, self._overrides))
+        object.__setattr__(self, "_resolved", ResolvedCase.from_dict(resolve(self._raw, self._source, self._overrides)))
 
     # --- building ---------------------------------------------------------------------------
     @classmethod
@@ -85,7 +85,7 @@ class Case:
     @property
     def name(self) -> str:
         """[case] name: the file name without .toml unless the case sets it."""
-        return self._resolved["case"]["name"]
+        return self._resolved.case.name
 
     @property
     def source(self) -> str:
@@ -101,37 +101,43 @@ class Case:
     def warnings(self) -> tuple[str, ...]:
         """What the command line would warn about (keys the scheme does not read, regions
         covering no cell)."""
-        return tuple(self._resolved.get("_warnings", ()))
+        return self._resolved.warnings
+
+    @property
+    def resolved(self) -> ResolvedCase:
+        """The case as typed, frozen tables (`case.resolved.scheme.cfl`; taichiflow/resolved.py)."""
+        return self._resolved
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved case (defaults filled, plus "_source"): a copy, free to change."""
-        return copy.deepcopy(self._resolved)
+        return self._resolved.as_dict()
 
     def to_toml(self) -> str:
         """The resolved case as TOML (what a run folder's case.toml holds, before the run
         resolves its "auto" settings)."""
-        return case_mod.dump_toml(self._resolved)
+        return case_mod.dump_toml(self._resolved.as_dict())
 
     def __setattr__(self, name, value):
         raise AttributeError(f"a Case cannot be changed ({name}): use case.with_(...) for a new one")
 
     def __reduce__(self):
         """Pickled as it is (a parameter study may hand cases to other processes)."""
-        return _restore, (self._raw, self._source, self._overrides, self._resolved)
+        return _restore, (self._raw, self._source, self._overrides, self._resolved.as_dict())
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Case) and self._resolved == other._resolved
+        return isinstance(other, Case) and self._resolved.as_dict() == other._resolved.as_dict()
 
     __hash__ = None
 
     def __repr__(self) -> str:
-        cells = self._resolved["grid"]["cells"]
-        return f"Case({self.name!r}, model={self._resolved['model']['name']!r}, cells={cells}, source={self._source!r})"
+        cells = list(self._resolved.grid.cells)
+        return f"Case({self.name!r}, model={self._resolved.model.name!r}, cells={cells}, source={self._source!r})"
 
 
-def _restore(raw: dict, source: str, overrides: tuple, resolved: dict) -> Case:
+def _restore(raw: dict, source: str, overrides: tuple, resolved) -> Case:
+    """A Case of its parts; `resolved`: case.py's checked dict (or its ResolvedCase)."""
     case = Case.__new__(Case)
-    for name, value in zip(Case.__slots__, (raw, source, overrides, resolved)):
+    for name, value in zip(Case.__slots__, (raw, source, overrides, ResolvedCase.of(resolved))):
         object.__setattr__(case, name, value)
     return case
 

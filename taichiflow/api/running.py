@@ -41,7 +41,7 @@ def step_to(sim, target: float, limit: int, observers) -> str | None:
     cut where an every-N callback is due, and the callbacks called there. Returns why a
     callback stopped, or None."""
     driver = sim._driver
-    every = driver.case["output"]["diagnostics_every"]
+    every = driver.resolved.output.diagnostics_every
 
     def after_batch(_):
         for observer in observers:
@@ -74,7 +74,7 @@ def run_to_end(sim, progress: bool) -> RunResult:
     """Simulation.run(): from the current state to the end time (or [time] max_steps), with
     the command line's outputs where the Simulation has a folder."""
     driver = sim._driver
-    every = driver.case["output"]["diagnostics_every"]
+    every = driver.resolved.output.diagnostics_every
     cells = int(np.prod(driver.cells))
     stats = {"cells": cells, "first_step": driver.step_count}
     bar = Progress(driver.end_time, cells, enabled=progress, first_step=driver.step_count, first_time=driver.t)
@@ -109,12 +109,12 @@ def _loop(sim, stats: dict, start: float, every: int, bar) -> str | None:
         sim._rows.write(driver.diagnostics_row())
         stopped = output_moment(sim, files)
     stats["initial_output_s"] = wallclock.perf_counter() - start
-    output = driver.case["output"]
+    output = driver.resolved.output
     observers = [DiagnosticsRows(sim._rows, every), ProgressBar(bar), _FirstStep(stats, start)]
     if files:
-        observers.append(Checkpoints(sim._rows, output["checkpoint_interval"], output["checkpoint_wall"], driver.t))
-    max_steps = driver.case["time"]["max_steps"]
-    targets = [t for t in output_times(driver.end_time, output["interval"]) if not reached(driver.t, t)]
+        observers.append(Checkpoints(sim._rows, output.checkpoint_interval, output.checkpoint_wall, driver.t))
+    max_steps = driver.resolved.time.max_steps
+    targets = [t for t in output_times(driver.end_time, output.interval) if not reached(driver.t, t)]
     for target in [] if stopped else targets:
         stopped = step_to(sim, target, max_steps, observers)
         if stopped or (max_steps and driver.step_count >= max_steps):

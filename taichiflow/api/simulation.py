@@ -55,15 +55,14 @@ class Simulation:
         if world().size > 1:
             raise SimulationError("taichiflow.Simulation runs in one process; under mpirun use `taichiflow run`")
         self._case = as_case(case)
-        resolved = self._case.to_dict()
-        if "amr" in resolved:
+        if self._case.resolved.amr is not None:
             raise CaseError(f"{self._case.source}: [amr]: an adaptive case does not run through the Python API yet: "
                             f"run it with `taichiflow run` (docs/amr.md)")
         self._files = RunFiles(Path(out), overwrite, self._case.source) if out is not None else None
         lifetimes.building()
         began = wallclock.perf_counter()
         try:
-            driver = DriverSimulation(resolved, out_dir=self._files.out if self._files else None, quiet=True)
+            driver = DriverSimulation(self._case.resolved, out_dir=self._files.out if self._files else None, quiet=True)
         except BaseException as err:
             lifetimes.register(None)
             self._log(f"ERROR: {err}")
@@ -182,7 +181,7 @@ class Simulation:
             if self._rows.last_step is None:  # (the state the steps start from)
                 self._rows.write(driver.diagnostics_row())
             self._stop_reason = None
-            observers = [DiagnosticsRows(self._rows, driver.case["output"]["diagnostics_every"])]
+            observers = [DiagnosticsRows(self._rows, driver.resolved.output.diagnostics_every)]
             try:
                 self._stop_reason = step_to(self, target, limit, observers)
             except SimulationError as err:
@@ -300,7 +299,7 @@ class Simulation:
         """The current state as a snapshot: with `path`, one .vti file there (the snapshot's
         fields); without, the next snapshot of the output folder, listed in series.pvd."""
         if path is not None:
-            names = self._driver.case["output"]["fields"] or self._driver.model.primitive.names
+            names = self._driver.resolved.output.fields or self._driver.model.primitive.names
             write_vti(path, self.cells, self.lower, self._dx, {n: self.field(n) for n in names}, time=self.t)
             return Path(path)
         if self._files is None:
@@ -432,7 +431,7 @@ class Simulation:
 
     def _default_fields(self) -> list[str]:
         model = self._driver.model
-        return list(model.primitive.names) + [n for n in self._driver.case["output"]["fields"] if n in model.derived]
+        return list(model.primitive.names) + [n for n in self._driver.resolved.output.fields if n in model.derived]
 
     def _keep(self, why: str) -> None:
         """Taichi is about to start again (api/lifetimes.py): keep a numpy copy of the state.
@@ -444,7 +443,7 @@ class Simulation:
             solver = d._solver
             solver.refresh_primitives()
             primitive, conserved = solver.primitive_array(), solver.conserved_array()
-            names = self._derived_read | {n for n in d.case["output"]["fields"] if n in d.model.derived}
+            names = self._derived_read | {n for n in d.resolved.output.fields if n in d.model.derived}
             derived = {n: solver.derived_array(n) for n in sorted(names)}
             for a in (primitive, conserved, *derived.values()):
                 a.flags.writeable = False

@@ -54,6 +54,7 @@ class DeviceClock:
         test and formula, in the same f64 operations."""
         t, target = self.times[T], self.times[T_TARGET]
         limit = self.counts[MAX_STEPS]
+        self.times[RATE] = rate  # (also where the clock halts: the driver's next advance starts from it)
         if not t < target * (1 - 1e-14) or (limit != 0 and self.counts[STEPS] >= limit):
             self.counts[HALT] = DONE
         else:
@@ -62,7 +63,6 @@ class DeviceClock:
                 dt = self.times[CFL] / rate
             dt = ti.min(dt, target - t)
             self.times[DT] = dt
-            self.times[RATE] = rate
             if not (dt < ti.math.inf and dt > self.times[DT_FLOOR]):
                 self.counts[HALT] = DT_COLLAPSED
 

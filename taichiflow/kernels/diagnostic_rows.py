@@ -37,6 +37,7 @@ class DeviceRows:
     def __init__(self, diagnostics, clock, fallback_counter, step_check, idle):
         self.diagnostics = diagnostics
         self.fallback_counter = fallback_counter
+        self._launched = 0  # launches since the last take: none, no row, and take() reads nothing back
         n_conserved, n_primitive = diagnostics.totals.n, diagnostics.w_min.n
         width = diagnostics.reduced_keys.n
         parts = {"head": 6, "totals": n_conserved, "low": n_primitive, "high": n_primitive, "keys": width,
@@ -58,17 +59,20 @@ class DeviceRows:
         """After a step (no read back): reduce its state and record a row if the clock took it
         and its number is a multiple of `every` (the clock may have halted earlier in the batch)."""
         reduce, record, clear = self._kernels
+        self._launched += 1
         reduce()  # (the counters first: their slots are made before the diagnostics' partial sums)
         self.diagnostics.launch_reduction()
         record(every)
         clear()
 
     def take(self) -> dict:
-        """The rows recorded since the last take (two read backs; one without rows), as numpy
+        """The rows recorded since the last take (two read backs; one without rows, none without
+        a launch since the last take: a script stepping one step at a time), as numpy
         arrays of one row each: t, dt, step, fallbacks, repairs, active (tiles), totals, low,
         high, keys, sums (the last five as Diagnostics reduces them, before their finish on the
         host)."""
-        n = int(self.count[None])
+        n = int(self.count[None]) if self._launched else 0  # (no launch since the last take: no read back)
+        self._launched = 0
         if n:
             self.count[None] = 0
         rows = self.rows.to_numpy()[:n] if n else np.zeros((0, self.rows.n))

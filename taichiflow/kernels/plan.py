@@ -15,6 +15,7 @@ from enum import Enum
 from typing import NamedTuple
 
 from .. import registry
+from ..resolved import RunTable, SchemeTable
 
 # [run] reconstruct = "auto": per cell except where measured slower (docs/performance.md): on an
 # H100 at 256^3 (v8), WENO5 + HLLC per cell ran 18% faster in f64 (fewer FP64 flop) but 1% slower
@@ -109,7 +110,7 @@ class KernelPlan:
     arch: str                      # "cpu" or "cuda"
     precision: str                 # "f32" or "f64"
     cells: tuple                   # the block's cells per axis
-    schemes: tuple                 # the [scheme] table, then the retry scheme merged into it (if any)
+    schemes: tuple                 # SchemeTable: the case's [scheme], then its retry scheme (if any)
     integrator: str
     stages: tuple                  # the integrator's stages (numerics/integrators.py: Stage)
     ghost: int                     # ghost layers of W: the widest stencil reach of the schemes
@@ -281,15 +282,20 @@ def _product(values) -> int:
     return total
 
 
-def _scheme_words(scheme: dict) -> str:
-    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+def _scheme_words(scheme: SchemeTable) -> str:
+    method = registry.methods.get(scheme.method)
     if method.own_flux:
-        options = ", ".join(f"{key} {scheme.get(key, default)}" for key, default in method.options)
+        options = ", ".join(f"{key} {_or(getattr(scheme, key, None), default)}" for key, default in method.options)
         return f"{method.name} on conserved variables ({options}; reconstruction and riemann unused)"
-    if scheme.get("method", registry.FINITE_VOLUME) == registry.FINITE_DIFFERENCE:
-        return (f"finite differences: {scheme['reconstruction']} of the {scheme['riemann']}-split flux on "
-                f"{scheme['variables']} variables")
-    return f"{scheme['reconstruction']} + {scheme['riemann']} on {scheme.get('variables', 'primitive')} variables"
+    if scheme.method == registry.FINITE_DIFFERENCE:
+        return (f"finite differences: {scheme.reconstruction} of the {scheme.riemann}-split flux on "
+                f"{scheme.variables} variables")
+    return f"{scheme.reconstruction} + {scheme.riemann} on {scheme.variables} variables"
+
+
+def _or(value, default):
+    """A scheme key the case may leave out (None): the method's default."""
+    return default if value is None else value
 
 
 def _toml(value) -> str:
@@ -310,24 +316,24 @@ def uses_shuffle(shuffle, arch: str, precision: str, block_dim: int):
     return shuffle
 
 
-def skips_idle(run: dict, idle_model: bool, segments, reach: int) -> bool:
+def skips_idle(run: RunTable, idle_model: bool, segments, reach: int) -> bool:
     """[run] skip_idle resolved: auto skips where the model declares idle(). Skipping walks
     segments no longer than a tile (a walk then touches one tile or two): the default segments
     are cut to a tile, longer ones asked for in [run] segment are refused. (Through warp
     shuffles a warp skips only where none of its lanes' segments is active.) A step carries
     values at most `reach` cells (the stencil's reach per stage times the stages): the
     neighbour tiles that are active around a busy one must be at least that wide."""
-    skip = run.get("skip_idle", "auto")
+    skip = run.skip_idle
     if skip is True and not idle_model:
         raise ValueError("[run] skip_idle = true needs a model that declares idle() (which cells a step "
                          "cannot change)")
     skip = idle_model if skip == "auto" else bool(skip)
-    tile = int(run.get("idle_tile", 16))
+    tile = int(run.idle_tile)
     if skip and tile < reach:
         raise ValueError(f"[run] idle_tile = {tile}: a step of this scheme carries values up to {reach} cells "
                          f"(its stencil's reach times its stages), farther than the neighbouring tiles skip_idle "
                          f"keeps active; use idle_tile >= {reach}")
-    if skip and max(segments) > tile and run["segment"]:
+    if skip and max(segments) > tile and run.segment:
         raise ValueError(f"[run] segment: skip_idle needs segments of at most idle_tile = {tile} cells, "
                          f"not {max(segments)}")
     return skip
@@ -357,62 +363,62 @@ def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision
     return reconstruct == "cell" or reach < RECONSTRUCT_PER_FACE.get((arch, precision), reach + 1)
 
 
-def _per_cell(reconstruct: str, scheme: dict, arch: str, precision: str, reach: int) -> bool:
+def _per_cell(reconstruct: str, scheme: SchemeTable, arch: str, precision: str, reach: int) -> bool:
     """reconstructs_per_cell, for a method whose face fluxes have face states; the others
     (finite differences) reconstruct per face. The density limiter needs both face states of
     a cell at once: per cell, whatever the measured rules say."""
-    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
-    if scheme.get("density_limiter", False):
-        variables = scheme.get("variables", "primitive")
+    method = registry.methods.get(scheme.method)
+    if scheme.density_limiter:
+        variables = scheme.variables
         if method.per_face or method.own_flux or reconstruct == "face" \
                 or not registry.reconstructed_variables.get(variables).per_cell:
             raise ValueError(f"[scheme] density_limiter needs both face states of a cell at once: finite volumes "
                              f"with variables = 'primitive' or 'conserved' and [run] reconstruct 'auto' or 'cell' "
                              f"(here method = '{method.name}', variables = '{variables}', reconstruct = "
                              f"'{reconstruct}')")
-        if registry.reconstructions.get(scheme["reconstruction"]).needs_model:
+        if registry.reconstructions.get(scheme.reconstruction).needs_model:
             raise ValueError(f"[scheme] density_limiter scales face states that average to the cell's mean; "
-                             f"reconstruction = '{scheme['reconstruction']}' predicts them half a step ahead")
+                             f"reconstruction = '{scheme.reconstruction}' predicts them half a step ahead")
         return True
     if method.per_face:
         if reconstruct == "cell":
             raise ValueError(f"[run] reconstruct = 'cell' needs face states, which method = '{method.name}' "
                              f"does not make; use 'face' or 'auto'")
         return False
-    return reconstructs_per_cell(reconstruct, scheme.get("variables", "primitive"), arch, precision, reach)
+    return reconstructs_per_cell(reconstruct, scheme.variables, arch, precision, reach)
 
 
-def stencil_reach(scheme: dict) -> int:
+def stencil_reach(scheme: SchemeTable) -> int:
     """Cells a face flux of `scheme` reads on each side of its face: the reconstruction's reach,
     or that of a method with its own face flux."""
-    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
-    return method.reach if method.own_flux else registry.reconstructions.get(scheme["reconstruction"]).reach
+    method = registry.methods.get(scheme.method)
+    return method.reach if method.own_flux else registry.reconstructions.get(scheme.reconstruction).reach
 
 
 def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32") -> list:
-    """Per-axis segment lengths from the [run] segment key (int, per-axis list or [])."""
-    if segment == []:
-        return [SEGMENT_STRIDED.get((arch, precision), 16)] * (dim - 1) + [SEGMENT_CONTIGUOUS]
+    """Per-axis segment lengths from the [run] segment key (int, per-axis sequence, or empty)."""
     if isinstance(segment, int):
         return [segment] * dim
+    if not segment:
+        return [SEGMENT_STRIDED.get((arch, precision), 16)] * (dim - 1) + [SEGMENT_CONTIGUOUS]
     if len(segment) != dim:
         raise ValueError(f"[run] segment has {len(segment)} values for a {dim}D grid")
     return list(segment)
 
 
-def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundaries, idle_model: bool = False
-            ) -> KernelPlan:
-    """The plan of a case's [scheme] and [run] tables on a grid of `cells` (per axis) with
-    `boundaries` (per axis: lower and upper kind), for a model that declares idle() or not;
-    ValueError names the key at fault."""
+def resolve(scheme: SchemeTable, run: RunTable, arch: str, precision: str, cells, boundaries,
+            idle_model: bool = False) -> KernelPlan:
+    """The plan of a case's [scheme] and [run] tables (a ResolvedCase's, or their mappings as
+    case.load_case gives them) on a grid of `cells` (per axis) with `boundaries` (per axis: lower
+    and upper kind), for a model that declares idle() or not; ValueError names the key at fault."""
+    scheme, run = SchemeTable.of(scheme), RunTable.of(run)
     cells = tuple(int(n) for n in cells)
     dim = len(cells)
-    stages = registry.integrators.get(scheme["integrator"]).load()
-    retry = scheme.get("retry") or {}
-    if retry and not run["keep_last_good"]:
+    stages = registry.integrators.get(scheme.integrator).load()
+    if scheme.retry and not run.keep_last_good:
         raise ValueError("[scheme] retry needs [run] keep_last_good = true (a retried step starts again from the "
                          "kept state)")
-    schemes = (scheme,) + (({**scheme, **retry},) if retry else ())
+    schemes = (scheme,) + ((scheme.retried(),) if scheme.retry else ())
     reaches = [stencil_reach(s) for s in schemes]
     ghost = max(reaches)
     for axis, n in enumerate(cells):
@@ -421,22 +427,22 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
             raise ValueError(f"[grid] cells: {n} cells along {'xyz'[axis]}, fewer than the {ghost} ghost layers "
                              f"the scheme's stencils reach; a {mirrored[0]} face's mirror image needs at least "
                              f"{ghost}")
-    segments = tuple(sweep_segments(run["segment"], dim, arch, precision))
-    split = bool(scheme.get("dimensional_splitting", False)) and dim > 1
+    segments = tuple(sweep_segments(run.segment, dim, arch, precision))
+    split = bool(scheme.dimensional_splitting) and dim > 1
     if split and len(stages) != 1:
         raise ValueError(f"[scheme] dimensional_splitting takes a one-stage integrator (integrator = 'euler'): "
-                         f"each axis is a whole step of its own, not a stage of '{scheme['integrator']}'")
+                         f"each axis is a whole step of its own, not a stage of '{scheme.integrator}'")
     # (a step's sub-steps reach a stencil each, like stages)
     skip = skips_idle(run, idle_model, segments, reach=max(reaches) * (dim if split else len(stages)))
     if skip:  # (the measured defaults, shortened to a tile)
-        segments = tuple(min(length, int(run["idle_tile"])) for length in segments)
-    per_cell = tuple(_per_cell(run["reconstruct"], s, arch, precision, reach) for s, reach in zip(schemes, reaches))
-    fuse = fuse_choice(run["fuse"], run["shuffle"])
-    limited = any(s.get("density_limiter", False) for s in schemes)
+        segments = tuple(min(length, int(run.idle_tile)) for length in segments)
+    per_cell = tuple(_per_cell(run.reconstruct, s, arch, precision, reach) for s, reach in zip(schemes, reaches))
+    fuse = fuse_choice(run.fuse, run.shuffle)
+    limited = any(s.density_limiter for s in schemes)
     if limited and fuse is True:
         raise ValueError("[scheme] density_limiter needs both face states of every cell, which the faces a fused "
                          "stage solves across its walk do not have; leave [run] fuse 'auto' (then not fused) or false")
-    shuffle = uses_shuffle(run["shuffle"], arch, precision, run["block_dim"])
+    shuffle = uses_shuffle(run.shuffle, arch, precision, run.block_dim)
     fused = ((reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1 and not split
              and not limited)
     if split:  # each axis' sweep updates U on its own (no fused walk, no shuffles across the walk)
@@ -453,10 +459,10 @@ def resolve(scheme: dict, run: dict, arch: str, precision: str, cells, boundarie
     walked = (0,) if fused else tuple(range(dim - 1 if in_walk else dim))
     across = tuple(range(1, dim - 1 if in_walk else dim)) if fused else ()
     # SSP stages read U0 whatever keep_last_good says; then the last good state is kept anyway.
-    keep = bool(run["keep_last_good"]) or any(stage.c0 != 0.0 for stage in stages)
+    keep = bool(run.keep_last_good) or any(stage.c0 != 0.0 for stage in stages)
     return KernelPlan(arch=arch, precision=precision, cells=cells, schemes=schemes,
-                      integrator=scheme["integrator"], stages=tuple(stages), ghost=ghost, segments=segments,
-                      block_dim=int(run["block_dim"]), per_cell=per_cell, fused=fused, last_axis=last_axis,
+                      integrator=scheme.integrator, stages=tuple(stages), ghost=ghost, segments=segments,
+                      block_dim=int(run.block_dim), per_cell=per_cell, fused=fused, last_axis=last_axis,
                       walked=walked, across=across, prefetch=arch in PREFETCH_ARCHS,
-                      fallback=bool(scheme.get("positivity_fallback", True)), keep_last_good=keep,
-                      skip_idle=skip, idle_tile=int(run.get("idle_tile", 16)), split=split)
+                      fallback=bool(scheme.positivity_fallback), keep_last_good=keep,
+                      skip_idle=skip, idle_tile=int(run.idle_tile), split=split)

@@ -14,6 +14,7 @@ import numpy as np
 import taichi as ti
 from taichi.lang import impl
 
+from ..bound_model import is_finite
 from ..layout import component, permute
 from .clock import HALT, RUNNING
 from .indexing import centred_gradients, int64_max, int64_min, linear_index, with_axis0
@@ -170,7 +171,12 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
     chunk = REDUCTION_CHUNK
     chunks = chunk_ranges(cells)
     chunk_shape = [b for _, b in chunks]
-    max_rate = _max_rate_func(phys, dx)
+    rate_and_finite = _max_rate_func(phys, dx)
+
+    @ti.func
+    def max_rate(w):
+        rate, _ = rate_and_finite(w)
+        return rate
     # faces that bring values from outside (hydraulic inlets) add their ghosts' rate, else nothing
     ghost_rate = getattr(copy_to_ghosts, "ghost_rate", None)
     rated_ghosts = ghost_rate is not None
@@ -220,10 +226,11 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
                                 continue
                         W[I] = w
                         copy_to_ghosts(I, w)
-                        rate = ti.max(rate, max_rate(w))
+                        cell_rate, finite = rate_and_finite(w)
+                        rate = ti.max(rate, cell_rate)
                         if ti.static(rated_ghosts):
                             rate = ti.max(rate, ghost_rate(I, w, max_rate))
-                        if not phys.admissible(w):
+                        if not (phys.admissible(w) & finite):  # (a NaN speed: the model fails here)
                             bad = ti.min(bad, linear_index(I, cells))
                         for k in ti.static(range(len(model_globals))):
                             keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
@@ -270,20 +277,26 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
 
 
 def _max_rate_func(phys, dx):
-    """ti.func w -> the largest signal speed over the cell width along any axis (the CFL rate)."""
+    """ti.func w -> (the largest signal speed over the cell width along any axis (the CFL rate),
+    whether every speed is finite). ti.max drops a NaN, so a model's NaN speed would leave a
+    finite rate (and a run going on from a wrong state): the check makes such a cell a bad
+    one, tested on the speeds' bits (fast math assumes no NaN)."""
     dim = len(dx)
     to_normal_W = [phys.W.rotation(d, True) for d in range(dim)]
     inv_dx = [1.0 / h for h in dx]
 
     @ti.func
-    def max_rate(w):
+    def rate_and_finite(w):
         rate = 0.0
+        finite = True
         for d in ti.static(range(dim)):
             smin, smax = phys.signal_speeds(permute(w, to_normal_W[d]))
             rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * inv_dx[d])
-        return rate
+            finite = (finite & is_finite(ti.cast(smin, phys.dtype), phys.dtype)
+                      & is_finite(ti.cast(smax, phys.dtype), phys.dtype))
+        return rate, finite
 
-    return max_rate
+    return rate_and_finite
 
 
 def _repair_func(phys, cells, U, repair_slots):

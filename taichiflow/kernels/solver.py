@@ -23,7 +23,8 @@ from ..numerics.reconstruction import make_reconstruction
 from ..numerics.riemann import RIEMANN_SOLVERS
 from ..numerics.positivity import make_density_limiter, make_flux_positivity_limiter
 from ..numerics.splitting import make_split_flux
-from ..registry import FINITE_DIFFERENCE, FINITE_VOLUME, methods
+from ..registry import FINITE_DIFFERENCE, methods
+from ..resolved import SchemeTable
 from ..numerics.variables import make_variables
 from .boundaries import make_boundaries
 from .clock import DeviceClock
@@ -64,27 +65,32 @@ class Boundaries(NamedTuple):
     imposed: dict = {}
 
 
-def face_scheme(phys, dim: int, scheme, split: bool = False) -> FaceScheme:
-    """The face numerics of a [scheme] table, for a grid of `dim` axes; split: a step taken
-    axis by axis (a time predictor then predicts along its axis alone)."""
-    method = methods.get(scheme.get("method", FINITE_VOLUME))
-    if scheme.get("positivity_limiter", False) and (method.own_flux or method.name == FINITE_DIFFERENCE):
+def face_scheme(phys, dim: int, scheme: SchemeTable, split: bool = False) -> FaceScheme:
+    """The face numerics of a [scheme] table (a SchemeTable, or its mapping), for a grid of `dim`
+    axes; split: a step taken axis by axis (a time predictor then predicts along its axis alone).
+    The numerics' factories take the table as a mapping (SchemeTable.mapping): a registered or a
+    model's own reconstruction or Riemann solver is a function of (scheme, phys) and reads the
+    keys it needs; the decisions here read the typed table."""
+    scheme = SchemeTable.of(scheme)
+    method = methods.get(scheme.method)
+    if scheme.positivity_limiter and (method.own_flux or method.name == FINITE_DIFFERENCE):
         raise ValueError(f"[scheme] positivity_limiter limits the fluxes of a Riemann solver between cell means: "
                          f"method = '{method.name}' has none")
+    table = scheme.mapping()
     if method.own_flux:  # (SHASTA: no reconstruction, no Riemann solver)
-        return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(phys, scheme))
-    recon = make_reconstruction({**scheme, "unsplit_axes": 1 if split else dim}, phys)
+        return FaceScheme(Stencil(method.name, method.reach), None, None, method.load()(phys, table))
+    recon = make_reconstruction({**table, "unsplit_axes": 1 if split else dim}, phys)
     # FORCE-type fluxes scale dt/dx by the dimension (docs/physics.md 2.3.5): the grid's property.
-    riemann = RIEMANN_SOLVERS[scheme["riemann"]](phys, {**scheme, "dimension": dim})
-    variables = scheme.get("variables", "primitive")
-    if scheme.get("method", FINITE_VOLUME) == FINITE_DIFFERENCE:
+    riemann = RIEMANN_SOLVERS[scheme.riemann](phys, {**table, "dimension": dim})
+    variables = scheme.variables
+    if scheme.method == FINITE_DIFFERENCE:
         split = make_split_flux(phys, recon, characteristic=variables == "characteristic")
         return FaceScheme(recon, riemann, None, split)
     limiter = None
-    if scheme.get("density_limiter", False):  # (per-cell face states: the plan made sure)
+    if scheme.density_limiter:  # (per-cell face states: the plan made sure)
         limiter = make_density_limiter(phys.W.index(phys.model.density))
     bounded = None
-    if scheme.get("positivity_limiter", False):  # (the cell means' update: numerics/positivity.py)
+    if scheme.positivity_limiter:  # (the cell means' update: numerics/positivity.py)
         bounded = make_flux_positivity_limiter(phys, 1 if split else dim)
     return FaceScheme(recon, riemann, make_variables(variables, phys), limit_density=limiter, limit_flux=bounded)
 
@@ -134,6 +140,9 @@ class Solver:
         self.idle = IdleTiles(phys, self.cells, plan.idle_tile, plan.skip_idle, self.clock, boundaries.kinds)
         self.diagnostics = Diagnostics(phys)
         self._device_rows = None
+        # bumped where the host writes U (set_primitive, set_conserved, restore_last_good): a
+        # state the device clock checked at the end of a batch needs no second check until then
+        self.state_version = 0
         self._build(boundaries)
         for fill in self._fill_inflow:  # constant ghost faces: filled once
             fill()
@@ -289,6 +298,7 @@ class Solver:
         if self._restore_state is None:
             return False
         self._restore_state()
+        self.state_version += 1
         return True
 
     def refresh_primitives(self):
@@ -310,10 +320,12 @@ class Solver:
     def set_primitive(self, w: np.ndarray):
         self.transfer.set_primitive(w)
         self.idle.reset()
+        self.state_version += 1
 
     def set_conserved(self, u: np.ndarray):
         self.transfer.set_conserved(u)
         self.idle.reset()
+        self.state_version += 1
 
     def derived_array(self, name: str) -> np.ndarray:
         return self.transfer.derived_array(name)

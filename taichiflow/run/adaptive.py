@@ -11,6 +11,8 @@ import numpy as np
 from ..errors import RunInterrupted, SimulationError
 from ..kernels.amr.criteria import Criteria
 from ..kernels.amr.solver import PoolExhausted
+from ..parallel.agree import agreed, agreed_reason
+from .adaptive_failure import initial_failure, step_failure
 from .adaptive_outputs import AdaptiveOutputs
 from .adaptive_restart import restart_adaptive, write_adaptive_checkpoint
 from .build_amr import build_pack
@@ -23,8 +25,8 @@ class AdaptiveRun:
 
     def __init__(self, case: dict, initial: bool = True):
         """initial=False: the state is left unset and unrefined (a restart loads its own)."""
-        self.case = case
         built = build_pack(case, initial)
+        self.case = built.case.as_dict()  # (the case as built, run/build.py's prepare: what case.toml records)
         self.solver, self.model, self.plan = built.solver, built.model, built.plan
         self.precision = built.precision
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
@@ -37,7 +39,7 @@ class AdaptiveRun:
         self.regrid_seconds = 0.0
         self.rate, bad = self.solver.check_state()
         if bad is not None and initial:
-            raise SimulationError(f"the initial state is inadmissible in block {bad[0]} at cell {bad[1]}")
+            raise SimulationError(initial_failure(self, bad))
 
     def advance(self, until: float, max_steps: int = 0, after_step=None) -> None:
         """Steps of the global time step (the CFL limit of the finest cells) up to `until`;
@@ -51,13 +53,8 @@ class AdaptiveRun:
             dt = min(cfl / self.rate, until - self.t)
             self.cells_stepped += self.leaf_cells()
             rate, bad = self.solver.step(dt, self.t)
-            if bad is not None:
-                self.state_good = self.solver.restore_last_good()
-                block, cell = bad
-                raise SimulationError(f"step {self.step_count + 1} (t = {self.t:.6g}, dt = {dt:.3g}) left an "
-                                      f"inadmissible state in the block at level {block.level}, {block.coords}, "
-                                      f"cell {cell}" + ("; the state before it is kept" if self.state_good else
-                                                        " ([run] keep_last_good = false: the state before it is lost)"))
+            if bad is not None:  # (steps back to the last good state where kept: state_good)
+                raise SimulationError(step_failure(self, bad, dt))
             self.t += dt
             self.step_count += 1
             taken += 1
@@ -197,13 +194,13 @@ class AdaptiveRun:
                 print(f"step {self.step_count}, t = {self.t:.6g}, {self.leaf_cells()} leaf cells "
                       f"{list(self.solver.forest.leaf_count_per_level())} blocks per level", flush=True)
             since = wallclock.perf_counter() - last_checkpoint[0]
-            if checkpoint_due(self.t, self.t - last_checkpoint[1], output["checkpoint_interval"],
-                              output["checkpoint_wall"], since):
+            if agreed(checkpoint_due(self.t, self.t - last_checkpoint[1], output["checkpoint_interval"],
+                                     output["checkpoint_wall"], since)):  # (on many ranks: by every rank)
                 outputs.csv.flush()
                 write_adaptive_checkpoint(self, outputs)
                 last_checkpoint[0] = wallclock.perf_counter()
             last_checkpoint[1] = self.t
-            reason = stop.reason()
+            reason = agreed_reason(stop.reason())
             if reason:
                 raise RunStopped(reason)
 

@@ -9,6 +9,7 @@ from .. import case as case_mod
 from ..errors import CaseError
 from ..io import DiagnosticsCSV, PvdSeries
 from ..io_vtu import write_leaves_vtu
+from ..parallel.comm import world
 from .folder import remove_snapshots_after
 from .restart import truncate_diagnostics
 
@@ -26,27 +27,40 @@ def snapshot_fields(case: dict, model) -> list:
     return list(names)
 
 
+class Nowhere:
+    """The series and diagnostics file of a rank other than 0 (rank 0 writes them)."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
 class AdaptiveOutputs:
-    """The files of one adaptive run in `folder`."""
+    """The files of one adaptive run in `folder` (on many ranks, rank 0 writes them; every
+    rank takes part in what they gather)."""
 
     def __init__(self, run, folder: Path, resume: dict | None = None):
         """resume: the header of the checkpoint a restarted run continues from (the snapshots
         and diagnostics rows written after it, by the run that went on, are dropped)."""
         self.run, self.folder = run, Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.writes = world().rank == 0
         self.fields = snapshot_fields(run.case, run.model)
-        self.series = PvdSeries(self.folder / "series.pvd", resume=resume is not None)
         self.count, self.last_time = 0, 0.0
         if resume:
             self.count, self.last_time = resume["snapshot_index"], resume["last_snapshot_time"]
-            self.series.truncate_after(self.last_time)
-            truncate_diagnostics(self.folder / "diagnostics.csv", resume["step"])
-            remove_snapshots_after(self.folder, self.count - 1)  # (series.pvd lists none of them)
         conserved = run.model.conserved
         totals = [f"total_{name}" if conserved.sizes[name] == 1 else f"total_{name}_{'xyz'[c]}"
                   for name in conserved.names for c in range(conserved.sizes[name])]
         levels = [f"leaf_blocks_{level}" for level in range(run.solver.forest.max_level + 1)]
         self.columns = ["time", "step", "dt", *totals, *levels, "leaf_cells", "regrid_s"]
+        self.series = self.csv = Nowhere()
+        if not self.writes:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.series = PvdSeries(self.folder / "series.pvd", resume=resume is not None)
+        if resume:
+            self.series.truncate_after(self.last_time)
+            truncate_diagnostics(self.folder / "diagnostics.csv", resume["step"])
+            remove_snapshots_after(self.folder, self.count - 1)  # (series.pvd lists none of them)
         self.csv = DiagnosticsCSV(self.folder / "diagnostics.csv", self.columns, resume=resume is not None)
         (self.folder / "case.toml").write_text(case_mod.dump_toml(run.case))
 
@@ -60,11 +74,12 @@ class AdaptiveOutputs:
         """The leaves' primitive state at the run's time as snapshot_NNNN.vtu."""
         run = self.run
         blocks = []
-        for block, w in run.solver.primitive_blocks().items():
+        for block, w in run.solver.primitive_blocks().items():  # (gathered on rank 0)
             lower, width = block_corner(run.solver, block)
             blocks.append((lower, width, block.level, named_fields(run.model.primitive, self.fields, w)))
         name = f"snapshot_{self.count:04d}.vtu"
-        write_leaves_vtu(self.folder / name, blocks, run.case["grid"]["cells"], time=run.t)
+        if self.writes:
+            write_leaves_vtu(self.folder / name, blocks, run.case["grid"]["cells"], time=run.t)
         self.series.add(run.t, name)
         self.count, self.last_time = self.count + 1, run.t
         return self.folder / name

@@ -14,6 +14,7 @@ from .. import case as case_mod
 from .. import checkpoint
 from ..errors import CheckpointError
 from ..mesh import Block
+from ..parallel.comm import on_root, world
 from .restart import check_restart, check_time_left
 from .same_case import check_same_case
 
@@ -28,7 +29,10 @@ def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
               "snapshot_index": outputs.count, "last_snapshot_time": outputs.last_time,
               "block_cells": solver.N, "leaves": np.column_stack([solver.forest.levels, solver.forest.coords]).tolist(),
               "case": case_mod.dump_toml(run.case)}
-    return checkpoint.write(outputs.folder, solver.conserved_blocks(), header)
+    state = solver.conserved_blocks()  # (on many ranks gathered, in Morton order: one rank's checkpoint)
+    written = [Path(outputs.folder) / f"checkpoint_{run.step_count:09d}.npz"]
+    on_root(world(), lambda: written.__setitem__(0, checkpoint.write(outputs.folder, state, header)))
+    return written[0]
 
 
 def check_before_build(loaded: checkpoint.Loaded, case: dict, allow_change=()) -> None:

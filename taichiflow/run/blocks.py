@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import CaseError
+from ..resolved import ResolvedCase
 from ..kernels.boundaries import NEIGHBOUR
 from ..kernels.halo import SingleBlock
 from ..parallel.decomposition import Decomposition, DecompositionError, choose_dims
@@ -51,16 +52,16 @@ class RankShare(NamedTuple):
         raise ValueError(f"cell {tuple(int(i) for i in cell)} is outside the grid {grid}")
 
 
-def share_of(case: dict, comm, kinds: tuple, ghost: int, read_first=()) -> RankShare:
+def share_of(case: ResolvedCase, comm, kinds: tuple, ghost: int, read_first=()) -> RankShare:
     """This rank's share of the case's grid (kinds: the grid's faces' kinds per axis;
     read_first: the axes a stage's first sweep reads, decomposition.choose_dims)."""
-    cells = tuple(int(n) for n in case["grid"]["cells"])
+    cells = tuple(int(n) for n in case.grid.cells)
     if comm.size == 1:  # (one process holds the whole grid, whatever [parallel] ranks asks of an MPI run)
         return RankShare(cells, (), kinds, None, None)
     try:
-        dims = choose_dims(comm.size, cells, case["parallel"]["ranks"], ghost, read_first)
+        dims = choose_dims(comm.size, cells, case.parallel.ranks, ghost, read_first)
     except DecompositionError as err:
-        raise CaseError(f"{case.get('_source', '<case>')}: {err}") from None
+        raise CaseError(f"{case.source}: {err}") from None
     decomposition = Decomposition(cells, dims)
     block = decomposition.block(comm.rank)
     block_kinds = []

@@ -2,6 +2,8 @@
 first step so that initial interfaces and shocks start at the finest level."""
 from __future__ import annotations
 
+import functools
+
 from ..bound_model import BoundModel
 from ..errors import CaseError, ModelError
 from ..kernels.amr.ghosts import SUPPORTED_KINDS
@@ -94,8 +96,8 @@ def _built_pack(case: dict, initial: bool, capacity: int) -> Built:
     capacity = capacity or amr["capacity"] or max(64 * len(forest.levels), 512)
     extent = tuple(zip(case["grid"]["lower"], case["grid"]["upper"]))
     try:
-        solver = PackSolver(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
-                            indicator_fields(case, model), amr["epsilon"], [Region.of(r) for r in amr["regions"]])
+        solver = solver_class(amr)(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
+                                   indicator_fields(case, model), amr["epsilon"], [Region.of(r) for r in amr["regions"]])
         fill = make_pool_fill(solver.pool, prepared.initial, model.primitive, roots, case["grid"]["lower"],
                               case["grid"]["upper"], params, cell_average(case, phys))
     except ValueError as err:
@@ -103,7 +105,16 @@ def _built_pack(case: dict, initial: bool, capacity: int) -> Built:
     if initial:
         refine_initial_state(solver, fill, Criteria.of(amr)._replace(derefine_below=-1.0))
     return Built(prepared.arch, prepared.precision, prepared.fast_math, model, params, plan, solver,
-                     prepared.shock_jump)
+                     prepared.shock_jump, case=prepared.case)
+
+
+def solver_class(amr: dict):
+    """PackSolver on one rank; on many, each rank's share of the forest (parallel/amr_solver.py)."""
+    comm = world()
+    if comm.size == 1:
+        return PackSolver
+    from ..parallel.amr_solver import RankPackSolver
+    return functools.partial(RankPackSolver, comm=comm, rebalance_above=amr["rebalance_above"])
 
 
 def refine_initial_state(solver: PackSolver, fill, criteria: Criteria) -> None:

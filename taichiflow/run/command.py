@@ -4,6 +4,11 @@ The checks that need no build come first (options, the case, the checkpoint, the
 folder), so that a refusal is quick and touches nothing. The run's log (run.log) records the
 whole command line and whatever ends the run, wherever the run may write: its own folder, or
 one holding no other run's results (run/folder.py).
+
+A thin layer over the objects of the Python API: the case is a taichiflow.Case (api/case.py:
+the same loader, checks and messages), the run reads its ResolvedCase, and a uniform case runs
+on run/driver.py's Simulation, which taichiflow.Simulation steps too. What only the command line
+does stays here: MPI ranks, restarts, the output folder's claim, run.log, signals and exit codes.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from ..errors import RunInterrupted, SimulationError
 from . import backend
 from . import folder as run_folder
 from ..parallel.comm import on_root, world
+from ..resolved import ResolvedCase
 from .log import NoLog, RunLog, append
 from .same_case import check_allowed
 
@@ -82,12 +88,12 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
     comm = world()
     folder = named_folder(args)
     try:
-        from ..case import load_case
+        from ..api.case import Case
         check_options(args)
         allowed = check_allowed(args.allow_change)
-        case = load_case(args.case, overrides(args))
+        case = Case.from_file(args.case, overrides(args)).resolved
         loaded = find_checkpoint(args)
-        out = folder or Path("out") / case["case"]["name"]
+        out = folder or Path("out") / case.case.name
         on_root(comm, lambda: run_folder.claim(out, loaded.path if loaded else None, args.overwrite))
     except BaseException as err:
         if comm.rank == 0 and folder is not None and run_folder.may_write(folder, continues_own_run(args, folder)):
@@ -100,11 +106,11 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
         log.write(command_line(args.argv))
         for path, why in loaded.skipped if loaded else ():
             log.warn(f"skipped {path}: {why}")
-        for warning in case.get("_warnings", ()):
+        for warning in case.warnings:
             log.warn(warning)
-        asked = math.prod(case["parallel"]["ranks"] or [1])
+        asked = math.prod(case.parallel.ranks or [1])
         if comm.size == 1 and asked > 1:
-            log.warn(f"[parallel] ranks = {case['parallel']['ranks']} asks for {asked} MPI ranks, but this run is one "
+            log.warn(f"[parallel] ranks = {list(case.parallel.ranks)} asks for {asked} MPI ranks, but this run is one "
                      f"process: it runs as one block (start it with mpirun -n {asked} taichiflow run ...)")
         try:
             return simulate(args, case, out, loaded, allowed, max_wall_time, log)
@@ -113,12 +119,12 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
             raise
 
 
-def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
+def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
     """Build and run; a failed or stopped run is an exit code, logged."""
     from .driver import Simulation
 
-    if "amr" in case:
-        return simulate_adaptive(args, case, out, loaded, allowed, max_wall_time, log)
+    if case.amr is not None:  # (the adaptive run reads the case's dict form)
+        return simulate_adaptive(args, case.as_dict(), out, loaded, allowed, max_wall_time, log)
 
     began = time.perf_counter()
     sim = Simulation(case, out_dir=out, quiet=args.quiet)
@@ -126,12 +132,12 @@ def simulate(args, case: dict, out: Path, loaded, allowed, max_wall_time: float,
     if args.render:
         from ..viz import attach_renderer
         attach_renderer(sim, log=log.write)
-    scheme = case["scheme"]
-    faces = (scheme["method"] if registry.methods.get(scheme["method"]).own_flux  # (SHASTA: neither is used)
-             else f"{scheme['reconstruction']} + {scheme['riemann']}")
+    scheme = case.scheme
+    faces = (scheme.method if registry.methods.get(scheme.method).own_flux  # (SHASTA: neither is used)
+             else f"{scheme.reconstruction} + {scheme.riemann}")
     log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
               f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme {faces} + "
-              f"{scheme['integrator']}; set up (Taichi started, the initial state filled on the device) in {ready_s:.2f} s")
+              f"{scheme.integrator}; set up (Taichi started, the initial state filled on the device) in {ready_s:.2f} s")
     for line in [*sim.plan.describe().splitlines(), sim.solver.halo.describe(sim.arch)]:
         if line and backend.VERBOSE:  # (the kernels' internals: in run.log, on the terminal with --verbose)
             log.write(line)
@@ -160,33 +166,39 @@ def simulate_adaptive(args, case: dict, out: Path, loaded, allowed, max_wall_tim
     from .adaptive import AdaptiveRun
     from .adaptive_restart import check_before_build
 
-    refused = [what for given, what in ((args.render, "--render"), (world().size > 1, "mpirun (one rank)")) if given]
-    if refused:
-        raise ValueError(f"{', '.join(refused)}: not supported with [amr] yet (docs/amr.md)")
+    if args.render:
+        raise ValueError("--render: not supported with [amr] yet (docs/amr.md)")
+    root = world().rank == 0
     if loaded:
         check_before_build(loaded, case, allowed)
     began = time.perf_counter()
     run = AdaptiveRun(case, initial=loaded is None)
     amr = case["amr"]
-    log.write(f"model {run.model.name} ({run.model.source_file}), arch {case['run']['arch']}, precision "
+    log.write(f"model {run.model.name} ({run.model.source_file}), arch {run.case['run']['arch']}, precision "
               f"{run.precision}, root cells {case['grid']['cells']} in blocks of {amr['block_cells']}, up to "
               f"{amr['max_level']} levels more" + ("" if loaded else f"; the initial state refined in "
               f"{time.perf_counter() - began:.2f} s to {list(run.solver.forest.leaf_count_per_level())} leaf "
-              f"blocks per level"))
+              f"blocks per level") + (f"; on {world().size} MPI ranks, each its run of the blocks' Morton order "
+                                      f"(docs/amr.md)" if world().size > 1 else ""))
     try:
         stats = run.run(out, quiet=args.quiet, log=log.write, restart=loaded, max_wall_time=max_wall_time,
                         allow_change=allowed)
     except RunInterrupted as err:
         log.record(f"STOPPED: {err}")
-        print(f"taichiflow: {err}", file=sys.stderr)
+        if root:
+            print(f"taichiflow: {err}", file=sys.stderr)
         return 3
     except SimulationError as err:
         log.record(f"FAILED: {err}")
-        print(f"taichiflow: error: {err}", file=sys.stderr)
+        if root:
+            print(f"taichiflow: error: {err}", file=sys.stderr)
         return 2
     log.write(f"{stats['steps_run']} steps to step {stats['steps']}, t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
-              f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s, regrids {stats['regrid_s']:.2f} s in all)")
-    print(f"wrote {out}/ (series.pvd, {stats['snapshots']} snapshots, diagnostics.csv, case.toml, run.log)")
+              f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s, regrids {stats['regrid_s']:.2f} s in all)"
+              + (f"; the leaves shared out anew after {run.solver.rebalances} regrids ([amr] rebalance_above)"
+                 if world().size > 1 else ""))
+    if root:
+        print(f"wrote {out}/ (series.pvd, {stats['snapshots']} snapshots, diagnostics.csv, case.toml, run.log)")
     return 0
 
 

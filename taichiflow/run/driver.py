@@ -17,6 +17,7 @@ from .backend import taichi_starts
 from . import initial_blame
 from .build import build
 from .failure import bad_cell_message, explain
+from .model_blame import blame_of_state
 from .outputs import Checkpoints, DiagnosticsRows, Outputs, ProgressBar, StopRequests, last_row_step
 from .progress import Progress
 from .folder import claim, remove_snapshots_after
@@ -49,20 +50,26 @@ class NoRows:
 class Simulation:
     """Builds everything a case needs (run/build.py); `run()` integrates to the end time."""
 
-    def __init__(self, case: dict, out_dir=None, quiet: bool = True):
-        self.case = case
+    def __init__(self, case, out_dir=None, quiet: bool = True):
+        """`case`: a ResolvedCase (taichiflow.Case.resolved), or case.load_case's dict; it is not
+        changed. `resolved` is the case as built (run/build.py: its "auto" settings, model file and
+        parameters settled), which the run reads; `case` its dict form, which case.toml and the
+        checkpoints record (a script may change its [output] fields between snapshots)."""
         self.quiet = quiet
         built = build(case)
+        self.resolved = built.case
+        self.case = self.resolved.as_dict()
         self.arch, self.precision, self.fast_math = built.arch, built.precision, built.fast_math
         self.model, self.params, self.plan, self._solver = built.model, built.params, built.plan, built.solver
         self._taichi_start = taichi_starts()
         self.shock_jump = built.shock_jump
         self.share = built.share  # (the block layout: outputs, checkpoints, the bad-cell lookup)
         self.dtype = self.solver.dtype
-        grid = case["grid"]
-        self.cells, self.lower, self.upper = grid["cells"], grid["lower"], grid["upper"]
+        grid = self.resolved.grid  # (lists, as run.log and the checkpoints' identity write them)
+        self.cells, self.lower, self.upper = list(grid.cells), list(grid.lower), list(grid.upper)
         self.stages = self.plan.stages
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
+        self._checked = (None, 0.0)  # (solver.state_version, CFL rate) of the state a batch ended on
         self.out_dir = Path(out_dir) if out_dir else None
         self.outputs = Outputs(self)
         self.note = lambda line: None  # run.log's lines, while run() runs
@@ -84,7 +91,7 @@ class Simulation:
     # --- the time loop ----------------------------------------------------------------------
     @property
     def end_time(self) -> float:
-        return self.case["time"]["end"]
+        return self.resolved.time.end
 
     @property
     def retries(self) -> int:
@@ -100,9 +107,7 @@ class Simulation:
         records a diagnostics row every `every` steps (kernels/diagnostic_rows.py) and the
         batches run whole."""
         solver = self.solver
-        rate, bad = solver.check_state()
-        if bad is not None:
-            self._fail(bad)
+        rate = self._checked_rate()
         self._start_clock(t_target, max_steps, rate)
         first = True
         while True:
@@ -123,7 +128,20 @@ class Simulation:
             if on_step and self.step_count > before:
                 on_step(self)
             if reading.halt == device_clock.DONE:
+                self._checked = (solver.state_version, reading.rate)  # (the state the batch ended on)
                 return
+
+    def _checked_rate(self) -> float:
+        """The CFL rate of the current state: checked again (a kernel over the grid and a read
+        back) unless the last batch ended on it and the host wrote no U since (a script calling
+        advance() a step at a time pays neither)."""
+        version, rate = self._checked
+        if version == self.solver.state_version:
+            return rate
+        rate, bad = self.solver.check_state()
+        if bad is not None:
+            self._fail(bad)
+        return rate
 
     def _retry_or_fail(self, reading, t_target: float, max_steps: int):
         """The last step left a bad cell: redo it with the [scheme] retry fluxes (from the
@@ -152,7 +170,7 @@ class Simulation:
 
     def _start_clock(self, t_target: float, max_steps: int, rate: float):
         """The device plans the steps from here (a dt below 1e-14 end times counts as collapsed)."""
-        self.solver.clock.start(self.t, t_target, self.case["scheme"]["cfl"], 1e-14 * max(self.end_time, 1e-300),
+        self.solver.clock.start(self.t, t_target, self.resolved.scheme.cfl, 1e-14 * max(self.end_time, 1e-300),
                                 self.step_count, max_steps, rate)
 
     def check_final(self):
@@ -178,25 +196,37 @@ class Simulation:
         where, w = self._bad_cell(linear_index)
         when = (f"state after step {self.step_count} (t = {self.t:.9g})" if self.step_count
                 else "initial state")
-        message = bad_cell_message(self.model, w, where, when)
+        own = self._own_blame(linear_index, w)
+        message = bad_cell_message(self.model, w, where, when, own and own[0])
+        blame = own and own[1]
         if self.step_count and not solver.restore_last_good():
             message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
-                        "snapshot and checkpoint are the newest good output. " + explain(self, linear_index))
+                        "snapshot and checkpoint are the newest good output. " + explain(self, linear_index, blame))
         elif self.step_count:
             self.t -= self.last_dt
             self.step_count -= 1
             saved = self.write_snapshot() if self.out_dir else None
             message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
                         + (f" to {saved}" if saved else "")
-                        + ". " + explain(self, linear_index))
+                        + ". " + explain(self, linear_index, blame))
+        elif blame:
+            message += ". " + blame
         else:
             message = self._initial_blame(where) or message + "; check [initial] in the case file"
         raise SimulationError(message)
 
+    def _own_blame(self, linear_index: int, w) -> tuple[str, str] | None:
+        """model_blame.blame_of_state of the bad cell's state w (the same on every rank: each
+        holds w, rank 0's answer is taken): a finite, admissible state there is one whose signal
+        speed the check found non-finite."""
+        cell = tuple(int(i) for i in np.unravel_index(linear_index, self.cells))
+        origin = f"cell {cell}'s " + (f"state after step {self.step_count}" if self.step_count else "initial state")
+        return self.solver.halo.bcast(blame_of_state(self, w, cell, origin), root=0)
+
     def _initial_blame(self, where) -> str | None:
         """The message naming the given state that makes the initial state inadmissible (the
         case's values and the model's rule), or None (run/initial_blame.py)."""
-        found = initial_blame.first_inadmissible(self.solver.phys, self.case["initial"])
+        found = initial_blame.first_inadmissible(self.solver.phys, self.resolved.initial)
         if found is None:
             return None
         given, state, rule = found
@@ -236,8 +266,8 @@ class Simulation:
         self.note = log or (lambda line: None)
         restarted = self._prepare(restart, allow_change, overwrite, self.note)
         out = self.out_dir
-        output = self.case["output"]
-        every = output["diagnostics_every"]
+        output = self.resolved.output
+        every = output.diagnostics_every
         cell_count = int(np.prod(self.cells))
         first_step = self.step_count
         stats = {"cells": cell_count, "first_step": first_step}
@@ -254,7 +284,7 @@ class Simulation:
                 self.write_snapshot()
             stats["initial_output_s"] = wallclock.perf_counter() - start
             watchers = [DiagnosticsRows(csv, every), ProgressBar(bar),
-                        Checkpoints(csv, output["checkpoint_interval"], output["checkpoint_wall"], self.t),
+                        Checkpoints(csv, output.checkpoint_interval, output.checkpoint_wall, self.t),
                         *observers, StopRequests(stop)]
 
             def after_batch(sim):
@@ -323,8 +353,8 @@ class Simulation:
 
     def _integrate(self, after_batch, every: int):
         """Step through the output times left, a snapshot at each but the end time."""
-        max_steps = self.case["time"]["max_steps"]
-        targets = [t for t in output_times(self.end_time, self.case["output"]["interval"])
+        max_steps = self.resolved.time.max_steps
+        targets = [t for t in output_times(self.end_time, self.resolved.output.interval)
                    if t > self.outputs.last_snapshot_time]
         for target in targets:
             self.advance(target, max_steps, after_batch, every, recording=self.outputs.recording)

@@ -12,15 +12,27 @@ from .. import registry
 from .model_blame import model_blame
 
 
-def bad_cell_message(model, w, cell, when: str) -> str:
+def bad_cell_message(model, w, cell, when: str, failing: str | None = None) -> str:
     """'inadmissible <when> at cell (i, j, k): <the first bad variable and why>'."""
-    names = model.primitive.component_names()
+    return f"inadmissible {when} at cell {cell}: {bad_variable(model, w, failing)}"
+
+
+def bad_variable(model, w, failing: str | None = None) -> str:
+    """The first bad variable of a bad cell's state w and why. A finite state with its positives
+    > 0 failed the model's admissible() or gave a non-finite signal speed (the step check's
+    test: kernels/reductions.py); `failing` says which where the host found it ("the model's
+    sound_speed() returned nan": model_blame.blame_of_state)."""
+    names, w = model.primitive.component_names(), [float(v) for v in w]
     variable = next((f"{n} = {v!r}" for n, v in zip(names, w) if not np.isfinite(v)), None)
     if variable is None:
         variable = next((f"{n} = {w[model.primitive.index(n)]!r} (must be > 0)"
-                         for n in model.positive if not w[model.primitive.index(n)] > 0),
-                        f"the model's admissible() is false for {dict(zip(names, w))}")
-    return f"inadmissible {when} at cell {cell}: {variable}"
+                         for n in model.positive if not w[model.primitive.index(n)] > 0), None)
+    if variable is None:
+        state = dict(zip(names, w))
+        variable = (f"a signal speed is not finite ({failing})" if failing else
+                    f"the model's admissible() is false, or a signal speed is not finite, for {state}"
+                    if "admissible" in model.functions else f"a signal speed is not finite for {state}")
+    return variable
 
 
 # The robust choices the advice suggests, first the most robust (registry: diffusive).
@@ -65,11 +77,14 @@ def advice(scheme: dict, out_dir) -> str:
     return text
 
 
-def explain(sim, linear_index: int) -> str:
+def explain(sim, linear_index: int, blame: str | None = None) -> str:
     """What to change after a failed step: the model function that turns a finite state near the
     bad cell into a non-finite value (run/model_blame.py; then neither the cfl nor the scheme is
-    advised), else the scheme's advice. Collective: the rank owning the cell searches, and
-    tells the others."""
+    advised), else the scheme's advice; `blame`: that sentence where it is already known (the
+    bad cell's own state: model_blame.blame_of_state). Collective: the rank owning the cell
+    searches, and tells the others."""
+    if blame:
+        return blame
     solver = sim.solver
     rank, local = sim.share.owner(linear_index, solver.halo.rank)
     solver.refresh_primitives()  # (W of the state now held: the last good one where it was kept)

@@ -15,19 +15,20 @@ import numpy as np
 import taichi as ti
 
 from ..initial import state_vector
+from ..resolved import InitialTable
 
 
-def given_states(initial: dict) -> list:
+def given_states(initial: InitialTable) -> list:
     """(where, state table) of the background and of each region (its missing variables from the
-    background), in the order the fill lays them."""
-    background = initial.get("background", {})
+    background), in the order the fill lays them; the tables as the case file writes them."""
+    background = initial.background.as_dict()
     states = [("[initial] background", background)]
-    for n, region in enumerate(initial.get("regions", ())):
-        states.append((f"[initial] regions.{n}.state", {**background, **region.get("state", {})}))
+    for n, region in enumerate(initial.regions):
+        states.append((f"[initial] regions.{n}.state", {**background, **region.state.as_dict()}))
     return states
 
 
-def first_inadmissible(phys, initial: dict):
+def first_inadmissible(phys, initial: InitialTable):
     """(where, the state given, the model's rule) of the first given state that no W -> U -> W of
     the model brings back admissible, or None (then the fill's blending made the bad cell)."""
     states = given_states(initial)

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import CaseError
+from ..resolved import ResolvedCase
 
 MAX_SNAPSHOTS = 10_000        # [output] interval may ask for at most this many snapshots
 MAX_BLOCK_CELLS = 2 ** 31     # a kernel's range over the cells is indexed in 32 bits
@@ -66,18 +67,18 @@ def _gigabytes(n: int) -> str:
     return f"{n / 1e9:.3g} GB"
 
 
-def check_limits(case: dict, plan, model, where: str) -> None:
+def check_limits(case: ResolvedCase, plan, model, where: str) -> None:
     """CaseError naming the numbers where the run cannot fit or would flood its folder."""
     cells = math.prod(plan.cells)
     if cells >= MAX_BLOCK_CELLS:
         raise CaseError(f"{where}: [grid] cells {list(plan.cells)}: {cells:,} cells, but one device's kernels "
                         f"index at most {MAX_BLOCK_CELLS - 1:,} (32-bit ranges); use fewer cells")
-    output, end = case["output"], case["time"]["end"]
-    if output["interval"] > 0 and end / output["interval"] > MAX_SNAPSHOTS:
-        raise CaseError(f"{where}: [output] interval = {output['interval']:g} asks for {end / output['interval']:,.0f} "
+    output, end = case.output, case.time.end
+    if output.interval > 0 and end / output.interval > MAX_SNAPSHOTS:
+        raise CaseError(f"{where}: [output] interval = {output.interval:g} asks for {end / output.interval:,.0f} "
                         f"snapshots up to t = {end:g}; at most {MAX_SNAPSHOTS:,}: use an interval of at least "
                         f"{end / MAX_SNAPSHOTS:.3g}")
-    n_fields = len(output["fields"] or model.primitive.names)
+    n_fields = len(output.fields or model.primitive.names)
     device, host = memory_needed(plan, model.conserved.n, model.primitive.n, n_fields)
     if plan.arch == "cpu":
         needs = [("memory", device + host, available_host_memory())]

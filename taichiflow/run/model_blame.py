@@ -51,6 +51,23 @@ def model_blame(sim, cell: tuple) -> str | None:
     return None
 
 
+def blame_of_state(sim, w, cell: tuple, origin: str) -> tuple[str, str] | None:
+    """(what failed, as "the model's sound_speed() returned nan", and the blame sentence) of the
+    first function in use that returns a non-finite value at w, the state the check found bad at
+    `cell` (the whole grid's index), where w is finite and admissible: there the check's test
+    was a non-finite signal speed (kernels/reductions.py). None where no function is found."""
+    model = sim.model
+    w = np.asarray(w, dtype=float)
+    if not _admissible(model, w):
+        return None
+    context = _Context(sim)
+    found = context.first_non_finite(w, [None] * context.dim, _centre(sim, cell, whole=True))
+    if found is None:
+        return None
+    name, what = _failed(model, found)
+    return f"the model's {name}() {what}", _blame_text(model, found, tuple(cell), sim.step_count, predicted=origin)
+
+
 class _Context:
     """What every evaluation of one failure shares: the model, the functions the scheme uses,
     the parameter and global values, the grid and the failed step's time and dt."""
@@ -263,25 +280,32 @@ def _neighbours(solver, cell: tuple, read: dict) -> list:
     return found
 
 
-def _centre(sim, cell: tuple) -> tuple:
-    """The cell's centre as three coordinates (0 along the axes the grid lacks), for source()."""
+def _centre(sim, cell: tuple, whole: bool = False) -> tuple:
+    """The cell's centre as three coordinates (0 along the axes the grid lacks), for source();
+    `cell` in this rank's block, or in the whole grid (`whole`)."""
     solver = sim.solver
-    first = tuple(solver.offset) or (0,) * len(cell)
+    first = (not whole and tuple(solver.offset)) or (0,) * len(cell)
     x = [lo + (i + o + 0.5) * h for lo, i, o, h in zip(sim.lower, cell, first, solver.dx)]
     return tuple(x + [0.0] * (3 - len(x)))
 
 
+def _failed(model, found) -> tuple[str, str]:
+    """(the function's name, what it did: 'returned nan', 'did not return within 5 s')."""
+    role, result = found[0], found[3]
+    name = getattr(model_host.python_function(model, role), "__name__", role)
+    return name, (f"did not return within {model_host.TIME_LIMIT_S:g} s" if result is None else
+                  "returned " + (f"{result[0]:.6g}" if result.size == 1 else
+                                 "[" + ", ".join(f"{v:.6g}" for v in result) + "]"))
+
+
 def _blame_text(model, found, cell: tuple, step: int, predicted: str = "") -> str:
     """The sentence naming the function, what it returned and the state it got."""
-    role, axis, shown, result, taken = found
-    name = getattr(model_host.python_function(model, role), "__name__", role)
+    _, axis, shown, _, taken = found
+    name, what = _failed(model, found)
     states = " and ".join(model_host.describe(model.primitive, w) for w in shown)
     frame = (f" (its vectors turned to a face normal to {'xyz'[axis]})"
              if axis and model.primitive.vectors else "")
     params = "".join(f", {n} = {v:.6g}" for n, v in taken.items())
-    what = (f"did not return within {model_host.TIME_LIMIT_S:g} s" if result is None else
-            "returned " + (f"{result[0]:.6g}" if result.size == 1 else
-                           "[" + ", ".join(f"{v:.6g}" for v in result) + "]"))
     origin = predicted or f"cell {cell}'s state at step {step}"
     return (f"The model's {name}() ({model.source_file}) {what} for the finite, admissible state "
             f"{states}{frame}{params} ({origin}): the model, not the scheme, fails there (no cfl "

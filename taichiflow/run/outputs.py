@@ -44,6 +44,7 @@ class Outputs:
         sim.solver.refresh_primitives()
         w = sim.solver.primitive_array()
         layout = sim.model.primitive
+        # (the dict form, read at each snapshot: a script may change the fields between snapshots)
         names = sim.case["output"]["fields"] or layout.names
         out = {}
         for name in names:

@@ -12,6 +12,7 @@ from .. import case as case_mod
 from .. import checkpoint
 from ..errors import CheckpointError
 from ..io import PvdSeries, naming
+from ..resolved import ResolvedCase, TimeTable
 from .same_case import check_same_case
 
 
@@ -56,34 +57,37 @@ def check_restart(sim, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
     model, grid or precision, another case (run/same_case.py), or a time past this run's end.
     Returns the log lines of the keys changed since the checkpoint."""
     header, path = loaded.header, loaded.path
+    case = getattr(sim, "resolved", None) or ResolvedCase.from_dict(sim.case)  # (an adaptive run: its dict form)
     try:
         checkpoint.check_compatible(header, identity(sim), path)
-        changes = check_same_case(header, sim.case, allow_change, path)
+        changes = check_same_case(header, sim.case, allow_change, path)  # (as written: the dict form)
     except CheckpointError as refused:
-        raise CheckpointError(f"{refused}{_own_case_hint(Path(path).parent, sim.case)}") from None
-    check_time_left(header, sim.case["time"], path)
+        raise CheckpointError(f"{refused}{_own_case_hint(Path(path).parent, case.source)}") from None
+    check_time_left(header, case.time, path)
     return changes
 
 
-def _own_case_hint(folder: Path, case: dict) -> str:
+def _own_case_hint(folder: Path, source: str) -> str:
     """Where the refused checkpoint's folder keeps its run's resolved case (its --set applied)
     and this run read another file: how to continue that run as it was."""
     own = folder / "case.toml"
-    if not own.is_file() or Path(case.get("_source", "")).resolve() == own.resolve():
+    if not own.is_file() or Path(source).resolve() == own.resolve():
         return ""
     return (f". The run in {folder} keeps its case, with the --set it was run with, in {own}: "
             f"`taichiflow run {own} --resume {folder}` continues it as it was")
 
 
-def check_time_left(header: dict, time: dict, path) -> None:
-    """A checkpoint after the end time (or max_steps) would leave nothing to do but rewrite outputs."""
-    if header["time"] > time["end"]:
+def check_time_left(header: dict, time: TimeTable, path) -> None:
+    """A checkpoint after the end time (or max_steps) would leave nothing to do but rewrite outputs.
+    `time`: the case's [time] (a TimeTable, or its mapping)."""
+    time = TimeTable.of(time)
+    if header["time"] > time.end:
         raise CheckpointError(f"{path}: the checkpoint is at t = {header['time']:.9g} (step {header['step']}), after "
-                              f"this run's end time (time.end = {time['end']:.9g}): nothing to continue; give a "
+                              f"this run's end time (time.end = {time.end:.9g}): nothing to continue; give a "
                               f"later [time] end")
-    if time["max_steps"] and header["step"] > time["max_steps"]:
+    if time.max_steps and header["step"] > time.max_steps:
         raise CheckpointError(f"{path}: the checkpoint is at step {header['step']}, after this run's time.max_steps "
-                              f"= {time['max_steps']}: nothing to continue; give a larger [time] max_steps")
+                              f"= {time.max_steps}: nothing to continue; give a larger [time] max_steps")
 
 
 def apply_restart(sim, loaded: checkpoint.Loaded) -> None:

@@ -22,6 +22,7 @@ FREE = ("case.name", "case.description", "case.units",            # labels
         "time.end", "time.max_steps",               # how far the run goes
         "output.diagnostics_every", "output.checkpoint_interval", "output.checkpoint_wall",  # what it records
         "run.segment", "run.block_dim", "run.keep_last_good", "amr.capacity", "amr.grow",  # how fast, in how much memory: same numbers
+        "amr.rebalance_above",                      # how the leaves are shared among ranks: the same states
         "parallel.ranks", "parallel.exchange")      # how many ranks share the grid, how they talk: the same states
 ON_REQUEST = ("scheme",                             # another flux, limiter, cfl: other steps
               "run.arch", "run.fast_math", "run.reconstruct", "run.shuffle", "run.fuse",  # other rounding

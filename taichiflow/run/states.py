@@ -14,57 +14,65 @@ import math
 
 from .. import registry
 from ..case import CaseError, suggest, validate_state
+from ..resolved import Record, ResolvedCase, thawed
 from ..waves import linear_wave_eigenvector
 
 
-def _expand_material(table: dict, case: dict, model, params: dict, where: str) -> dict:
+def _expand_material(table: Record, case: ResolvedCase, model, params: dict, where: str) -> dict:
+    """A state table as the case file writes it (lists, not tuples: validate_state's input),
+    with its material, if it names one, expanded into the model's variables."""
+    table = table.as_dict()
     if "material" not in table:
-        return dict(table)
+        return table
     name = table["material"]
-    materials = case.get("materials", {})
+    materials = case.materials
     if name not in materials:
         raise CaseError(f"{where}: unknown material '{name}'{suggest(name, materials)}; "
                         f"[materials] defines {sorted(materials) or 'none'}")
     if "material" not in model.setup:
         raise CaseError(f"{where}: model '{model.name}' has no materials (no @model.material hook)")
-    values = model.setup["material"](materials[name]["gamma"], materials[name]["pc"], params)
+    values = model.setup["material"](materials[name].gamma, materials[name].pc, params)
     rest = {k: v for k, v in table.items() if k != "material"}
     return {**values, **rest}
 
 
-def resolve_states(case: dict, model, params: dict) -> tuple[dict, dict, float | None]:
-    """(initial with full region states, inflow face -> full state, shock pressure jump)."""
-    where = case.get("_source", "<case>")
+def resolve_states(case, model, params: dict) -> tuple[dict, dict, float | None]:
+    """(initial with full region states, inflow face -> full state, shock pressure jump) of a
+    ResolvedCase (or case.load_case's dict); the tables as the initial fill takes them: dicts."""
+    case = ResolvedCase.of(case)
+    where = case.source
     sizes = model.primitive.sizes
-    initial = dict(case["initial"])
-    background = validate_state(_expand_material(initial["background"], case, model, params,
+    initial = {"background": None, "regions": [], "perturbations": [], "values": case.initial.values,
+               "quadrature_points": case.initial.quadrature_points}
+    background = validate_state(_expand_material(case.initial.background, case, model, params,
                                                  f"{where}: [initial] background"),
                                 sizes, f"{where}: [initial] background")
     regions, jump = [], None
-    for n, region in enumerate(initial["regions"]):
+    for n, given in enumerate(case.initial.regions):
         at = f"{where}: [initial] regions.{n}"
-        state = validate_state(_expand_material(region["state"], case, model, params, at + ".state"),
+        state = validate_state(_expand_material(given.state, case, model, params, at + ".state"),
                                sizes, at + ".state", partial=True)
-        region = {**region, "state": state}
+        region = {**given.as_dict(), "state": state}
         if "shock_pressure" in region:
             region["state"], region_jump = _shocked(region, {**background, **state}, model, params, at)
             jump = jump if jump is not None else region_jump
         regions.append(region)
-    perturbations = [_resolved_perturbation(p, background, model, params, f"{where}: [initial] perturbations.{n}")
-                     for n, p in enumerate(initial.get("perturbations", ()))]
+    perturbations = [_resolved_perturbation(p.as_dict(), background, model, params,
+                                            f"{where}: [initial] perturbations.{n}")
+                     for n, p in enumerate(case.initial.perturbations)]
     initial.update(background=background, regions=regions, perturbations=perturbations)
     _require_positive(background, model, f"{where}: [initial] background")
     for n, region in enumerate(regions):
         _require_positive({**background, **region["state"]}, model, f"{where}: [initial] regions.{n}.state")
 
     inflow = {}
-    for face, table in case["boundary"].get("inflow", {}).items():
+    for face, table in case.boundary.inflow.items():
         at = f"{where}: [boundary] inflow.{face}"
         if "region" in table:
-            if table["region"] >= len(regions) or len(table) > 1:
+            if table.region >= len(regions) or len(table) > 1:
                 raise CaseError(f"{at}: {{region = N}} must be alone and name one of the "
                                 f"{len(regions)} regions")
-            inflow[face] = {**background, **regions[table["region"]]["state"]}
+            inflow[face] = {**background, **regions[table.region]["state"]}
         else:
             inflow[face] = validate_state(_expand_material(table, case, model, params, at), sizes, at)
     return initial, inflow, jump
@@ -111,15 +119,16 @@ def _resolved_perturbation(p: dict, background: dict, model, params: dict, where
     return dict(p)
 
 
-def imposed_values(case: dict) -> dict:
+def imposed_values(case: ResolvedCase) -> dict:
     """{(axis, side): {name: number or [[t, value], ...]}}: what each face of a kind that imposes
-    values (a hydraulic discharge, depth or stage: registry.boundary_kinds) takes from [boundary]."""
-    boundary = case["boundary"]
+    values (a hydraulic discharge, depth or stage: registry.boundary_kinds) takes from [boundary]
+    (series as lists, as kernels/hydraulic_boundaries.py takes them)."""
+    boundary = case.boundary
     imposed = {}
-    for axis in range(len(case["grid"]["cells"])):
-        for side, kind in enumerate(boundary["xyz"[axis]]):
+    for axis, kinds in enumerate(case.boundary_kinds):
+        for side, kind in enumerate(kinds):
             face = f"{'xyz'[axis]}_{('lower', 'upper')[side]}"
             names = registry.boundary_kinds.get(kind).imposes
             if names:
-                imposed[(axis, side)] = {name: boundary[name][face] for name in names}
+                imposed[(axis, side)] = {name: thawed(getattr(boundary, name)[face]) for name in names}
     return imposed

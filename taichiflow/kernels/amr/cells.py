@@ -5,6 +5,7 @@ cell, the model's global values), and the f64 totals of U that conservation is j
 import numpy as np
 import taichi as ti
 
+from ...bound_model import is_finite
 from ...layout import component, permute
 from ..indexing import int64_min
 from ..ordered import ordered_bits, ordered_value
@@ -59,10 +60,13 @@ def make_cell_passes(pool):
                 I = pool_index(slot, [i] + [component(J, 1 + d) for d in range(dim - 1)])
                 w = phys.prim(U[I])
                 W[I] = w
+                finite = True  # (every signal speed: ti.max drops a NaN one, kernels/reductions.py)
                 for d in ti.static(range(dim)):
                     smin, smax = phys.signal_speeds(permute(w, to_normal[d]))
                     rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * component(inv_h, d))
-                if not phys.admissible(w):
+                    finite = (finite & is_finite(ti.cast(smin, phys.dtype), phys.dtype)
+                              & is_finite(ti.cast(smax, phys.dtype), phys.dtype))
+                if not (phys.admissible(w) & finite):
                     linear = ti.cast(slot, ti.i64) * block_cells + ti.cast(i, ti.i64) * N ** (dim - 1)
                     for d in ti.static(range(dim - 1)):
                         linear += ti.cast(component(J, 1 + d), ti.i64) * N ** (dim - 2 - d)

@@ -73,10 +73,25 @@ class PackSolver:
             pool, tuple(indicator_fields), epsilon)
         self.region_slots = RegionSlots(self.region_levels, capacity)
         self._gather, self._gather_conserved, self._scatter_conserved = make_block_transfers(pool)
-        self.slots = self._assigned(forest, capacity)
-        self.tables = device_tables(forest, self.slots, capacity, faces_only=True)
+        self._place(forest)
+
+    def _place(self, forest) -> None:
+        """The pool holding `forest`'s leaves in slots 0..n-1, its tables uploaded (their state
+        unset). A pool too small is PoolExhausted."""
+        self.forest = forest
+        self.slots = self._assigned(forest, self.pool.capacity)
+        self.tables = device_tables(forest, self.slots, self.pool.capacity, faces_only=True)
         self.region_slots.set(forest, self.slots.array)
-        pool.upload(self.tables, self.region_slots)
+        self.pool.upload(self.tables, self.region_slots)
+
+    @property
+    def n_owned(self) -> int:
+        """The leaves this process steps: the first of the active list (all of them on one
+        rank; on many, the copies of other ranks' leaves follow: parallel/amr_solver.py)."""
+        return self.pool.n_active
+
+    def refresh_halo(self) -> None:
+        """The copies of other ranks' leaves brought up to date (one rank: none)."""
 
     # --- the state ------------------------------------------------------------------------------
     @staticmethod
@@ -109,20 +124,23 @@ class PackSolver:
         """Replace the forest by one of these leaves holding these U (a checkpoint's, in the order
         of `leaves`); W and the check current. A pool too small is a SimulationError naming the key."""
         old = self.forest
-        self.forest = Forest(old.roots, old.block_cells, old.max_level, old.periodic, leaves, known_balanced=True)
-        self.slots = self._assigned(self.forest, self.pool.capacity)
-        self.tables = device_tables(self.forest, self.slots, self.pool.capacity, faces_only=True)
-        self.region_slots.set(self.forest, self.slots.array)
-        self.pool.upload(self.tables, self.region_slots)
-        self._scatter_conserved(np.array([self.slots[b] for b in leaves], dtype=np.int32), conserved)
+        self._place(Forest(old.roots, old.block_cells, old.max_level, old.periodic, leaves, known_balanced=True))
+        self._scatter_loaded(leaves, conserved)
         self.check_state()
+
+    def _scatter_loaded(self, leaves, conserved: np.ndarray) -> None:
+        """U of `leaves` (in that order) into their slots."""
+        self._scatter_conserved(np.array([self.slots[b] for b in leaves], dtype=np.int32), conserved)
 
     def totals(self) -> np.ndarray:
         """f64 totals of every conserved variable over the leaves."""
-        n = self.pool.n_active
+        return np.array([math.fsum(column) for column in self._block_totals().T])
+
+    def _block_totals(self) -> np.ndarray:
+        """f64 totals of every conserved variable per own leaf (leaves, variables)."""
+        n = self.n_owned
         self._totals(n)
-        per_block = self.check_fields.block_totals.to_numpy()[:n]
-        return np.array([math.fsum(per_block[:, k]) for k in range(per_block.shape[1])])
+        return self.check_fields.block_totals.to_numpy()[:n]
 
     # --- stepping -------------------------------------------------------------------------------
     def check_state(self):
@@ -147,11 +165,12 @@ class PackSolver:
 
     def step(self, dt: float, t: float):
         """One step of dt from t (W current: after check_state); returns check_state's."""
-        n, stages = self.pool.n_active, self.plan.stages
+        n, stages = self.n_owned, self.plan.stages
         keep = self.pool.U0 is not None
         for s, stage in enumerate(stages):
             if s > 0:
-                self.primitives(n)
+                self.refresh_halo()
+                self.primitives(self.pool.n_active)
             self.fill_ghosts()
             self.fill_register(dt)
             for sweep in self.sweeps:
@@ -163,7 +182,7 @@ class PackSolver:
         """U back to the state at the start of the last step (False where it was not kept)."""
         if self._restore is None:
             return False
-        self._restore(self.pool.n_active)
+        self._restore(self.n_owned)
         self.check_state()
         return True
 
@@ -218,8 +237,8 @@ class PackSolver:
         """Each leaf's flags (criteria.py: REFINE, DEREFINE), in the forest's order, from the
         current W: one launch and one read."""
         self.fill_ghosts()
-        codes = np.zeros(self.pool.n_active, np.int8)
-        self._indicate(self.pool.n_active, list(criteria.thresholds()), [self.forest.max_level, criteria.up_to],
+        codes = np.zeros(self.n_owned, np.int8)
+        self._indicate(self.n_owned, list(criteria.thresholds()), [self.forest.max_level, criteria.up_to],
                        codes)
         return codes
 

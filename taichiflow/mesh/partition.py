@@ -1,0 +1,107 @@
+"""The leaves of a forest shared among ranks: contiguous runs of the Morton order, balanced by
+cost, and what each rank must hold besides its own leaves (its halo). Numpy only.
+
+A partition is a set of splitters, the first Morton key of each rank's run, so that it carries
+over to the forest after a regrid: a kept leaf stays with its rank, the children of a split
+leaf go where the parent was, and a merged parent where its first child was (a family never
+straddles two runs' first keys, since the runs start at leaves). Concatenating the ranks'
+leaves in rank order gives the forest's own order, which is what keeps a multi-rank run's
+gathered arrays those of one rank.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .around import around, offsets_array, touching_table
+
+LAST_KEY = np.iinfo(np.uint64).max  # (the first key of a rank left without leaves at the end)
+HALO_DEPTH = 2  # touching steps a rank's copies reach (kernels/amr: see parallel/amr_layout.py)
+
+
+class Partition(NamedTuple):
+    """splitters: uint64 (ranks,), the first Morton key of each rank's run (non-decreasing; the
+    first is 0). A rank whose splitter equals the next one's holds no leaves."""
+
+    splitters: np.ndarray
+
+    @property
+    def ranks(self) -> int:
+        return len(self.splitters)
+
+    def owners(self, forest) -> np.ndarray:
+        """The rank of each leaf of `forest` (int64, non-decreasing in leaf order)."""
+        return np.searchsorted(self.splitters, forest.keys, side="right").astype(np.int64) - 1
+
+
+def split(forest, ranks: int, weights: np.ndarray | None = None) -> Partition:
+    """The Morton order cut into `ranks` runs of nearly equal weight (each leaf's cost; default
+    1 a leaf: every block has the same cells and takes the same time steps): leaf i goes to
+    the rank whose share of the total holds the middle of its weight."""
+    if ranks < 1:
+        raise ValueError(f"ranks must be at least 1, not {ranks}")
+    w = np.ones(len(forest.keys)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if len(w) != len(forest.keys) or (w < 0).any():
+        raise ValueError("weights must be one non-negative number per leaf")
+    total = w.sum()
+    middle = np.cumsum(w) - 0.5 * w
+    owner = np.minimum((middle * ranks // total).astype(np.int64), ranks - 1) if total > 0 else \
+        np.zeros(len(w), np.int64)
+    return of_owners(forest, owner, ranks)
+
+
+def of_owners(forest, owner: np.ndarray, ranks: int) -> Partition:
+    """The partition of a non-decreasing rank per leaf."""
+    owner = np.asarray(owner, np.int64)
+    if len(owner) and (np.any(np.diff(owner) < 0) or owner[0] < 0 or owner[-1] >= ranks):
+        raise ValueError("owners must be non-decreasing ranks in [0, ranks)")
+    first = np.searchsorted(owner, np.arange(ranks), side="left")
+    keys = np.append(np.asarray(forest.keys, np.uint64), np.uint64(LAST_KEY))
+    splitters = keys[first]
+    splitters[0] = 0
+    return Partition(splitters)
+
+
+def loads(owner: np.ndarray, ranks: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """The summed weight of each rank's leaves."""
+    return np.bincount(owner, weights=weights, minlength=ranks).astype(np.float64)
+
+
+def imbalance(owner: np.ndarray, ranks: int, weights: np.ndarray | None = None) -> float:
+    """The largest rank's load over the mean load (1: perfectly balanced)."""
+    load = loads(owner, ranks, weights)
+    mean = load.sum() / ranks
+    return float(load.max() / mean) if mean > 0 else 1.0
+
+
+def touching_pairs(forest) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j): every ordered pair of distinct leaves that touch at a face, edge or corner
+    (periodic wraps included), as leaf indices."""
+    tiling = forest.tiling
+    offsets, _ = offsets_array(forest.dim)
+    near = around(tiling, tiling.levels, tiling.coords, offsets, with_children=True)
+    plain = ~near.refined
+    first = [near.block[plain]]
+    second = [near.cover[plain]]
+    refined = np.flatnonzero(near.refined)
+    if len(refined):
+        children = near.children[refined]
+        shown = (children >= 0) & touching_table(offsets)[near.offset[refined]]
+        row, octant = np.nonzero(shown)
+        first.append(near.block[refined[row]])
+        second.append(children[row, octant])
+    i, j = np.concatenate(first), np.concatenate(second)
+    keep = i != j  # (a periodic axis of one root block: a block touches itself)
+    return i[keep], j[keep]
+
+
+def reach(pairs: tuple[np.ndarray, np.ndarray], start: np.ndarray, depth: int = HALO_DEPTH) -> np.ndarray:
+    """The leaves within `depth` touching steps of the mask `start` (itself included)."""
+    i, j = pairs
+    mask = np.asarray(start, bool).copy()
+    for _ in range(depth):
+        grown = mask.copy()
+        grown[j[mask[i]]] = True
+        mask = grown
+    return mask

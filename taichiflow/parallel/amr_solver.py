@@ -1,0 +1,181 @@
+"""RankPackSolver: a PackSolver of one rank of an adaptive run on many ranks, giving the same
+numbers as one rank bit for bit.
+
+Every rank knows the whole forest (host arrays: cheap) and the partition (mesh/partition.py);
+its pool holds its own leaves and copies of the leaves around them (parallel/amr_layout.py),
+refreshed before every stage, and it steps its own leaves only, with the one-rank kernels.
+What a step reduces is reduced over the ranks exactly: the CFL rate and the model's globals by
+maximum, the totals by gathering every leaf's f64 totals and adding them with math.fsum
+(correctly rounded, so in no particular order), the regrid flags by gathering them in Morton
+order. A regrid makes its new blocks where their sources are (parallel/amr_routes.py), then
+moves them to the ranks that hold them under the carried-over or, past [amr] rebalance_above,
+a new partition; the pool is rebuilt from the host (its tables are the whole forest's rows).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.amr.cells import NO_BAD_CELL
+from ..kernels.amr.solver import PackSolver, PoolExhausted
+from ..kernels.indexing import numpy_dtype
+from ..mesh import Block
+from ..mesh.partition import imbalance, split
+from .amr_exchange import HaloRefresh, swap
+from .amr_layout import RankLayout, local_tables
+from .amr_routes import RegridRoutes
+
+
+class RankPoolExhausted(PoolExhausted):
+    """PoolExhausted on many ranks: the number is the largest rank's need (every rank raises it)."""
+
+    def __init__(self, needed: int, capacity: int):
+        super().__init__(needed, capacity)
+        self.args = (f"a rank needs {needed} block slots (its own leaves, copies of the leaves around them and the "
+                     f"blocks a regrid makes there) and the pool has {capacity}: raise [amr] capacity",)
+
+
+class RankPackSolver(PackSolver):
+    """The PackSolver of rank comm.rank of comm.size (forest: the whole forest's)."""
+
+    def __init__(self, *args, comm, rebalance_above: float = 1.1, **kwargs):
+        self.comm, self.rebalance_above = comm, float(rebalance_above)
+        self.partition = self.layout = None
+        self.rebalances = 0  # regrids after which the leaves were shared out anew
+        super().__init__(*args, **kwargs)
+
+    # --- the layout ------------------------------------------------------------------------------
+    def _place(self, forest, partition=None) -> None:
+        """The pool holding this rank's share of `forest` (the Morton order split by weight
+        unless `partition` is given), its state unset."""
+        partition = split(forest, self.comm.size) if partition is None else partition
+        layout = RankLayout(forest, partition.owners(forest), self.comm.size, self.comm.rank)
+        needed = int(layout.slots_needed().max())
+        if needed > self.pool.capacity:
+            raise RankPoolExhausted(needed, self.pool.capacity)
+        self._use(forest, partition, layout)
+
+    def _use(self, forest, partition, layout) -> None:
+        self.forest, self.partition, self.layout, self.slots = forest, partition, layout, None
+        self.tables = local_tables(forest, layout, self.pool.capacity)
+        self.region_slots.set(forest, layout.slot, layout.local)
+        self.pool.upload(self.tables, self.region_slots)
+        self.refresh_halo = HaloRefresh(self.comm, layout, self._gather_conserved, self._scatter_conserved,
+                                        self.pool.block_shape + (self.phys.U.n,), numpy_dtype(self.pool.dtype))
+
+    @property
+    def n_owned(self) -> int:
+        return self.layout.n_owned
+
+    def _allgather(self, part: np.ndarray) -> np.ndarray:
+        """The ranks' arrays joined in rank order (Morton order, for per-leaf arrays)."""
+        return np.concatenate(self.comm.world.allgather(part))
+
+    def _scatter_loaded(self, leaves, conserved: np.ndarray) -> None:
+        leaves = tuple(leaves)
+        if leaves == self.forest.leaves:
+            rows = self.layout.local
+        else:
+            at = {block: k for k, block in enumerate(leaves)}
+            rows = np.array([at[self.forest.leaves[g]] for g in self.layout.local], np.int64)
+        self._scatter_conserved(np.arange(len(rows), dtype=np.int32), np.asarray(conserved)[rows])
+
+    # --- what the ranks reduce ---------------------------------------------------------------------
+    def check_state(self):
+        """check_state over the ranks: the copies refreshed, the check over every leaf held
+        (a copy's values are its owner's), then the largest rate, the model's globals and the
+        last bad cell in Morton order over the ranks."""
+        self.refresh_halo()
+        self._check(self.pool.n_active)
+        fields = self.check_fields
+        if len(self.phys.model.globals):
+            fields.globals_max.from_numpy(self.comm.allreduce_max(fields.globals_max.to_numpy()))
+        self._publish()
+        rate = float(self.comm.allreduce_max(np.array([fields.rate[None]], np.float64))[0])
+        bad, per_block = int(fields.bad[None]), self.N ** self.dim
+        key = -1
+        if bad != NO_BAD_CELL:
+            slot, cell = divmod(bad, per_block)
+            key = int(self.layout.local[slot]) * per_block + cell
+        key = int(self.comm.allreduce_max(np.array([key], np.int64))[0])
+        if key < 0:
+            return rate, None
+        leaf, cell = divmod(key, per_block)
+        block = Block(int(self.forest.levels[leaf]), tuple(self.forest.coords[leaf].tolist()))
+        return rate, (block, tuple(int(i) for i in np.unravel_index(cell, (self.N,) * self.dim)))
+
+    def _block_totals(self) -> np.ndarray:
+        return self._allgather(super()._block_totals())
+
+    def _indicator_codes(self, criteria) -> np.ndarray:
+        return self._allgather(super()._indicator_codes(criteria))
+
+    def conserved_blocks(self) -> np.ndarray:
+        """Every leaf's U in Morton order, on every rank (gathered)."""
+        return self._allgather(self._gather_conserved(np.arange(self.n_owned, dtype=np.int32)))
+
+    def primitive_blocks(self, leaves=None) -> dict:
+        """{leaf: W} of every leaf on rank 0 (an empty dict elsewhere: a snapshot), or of
+        `leaves` on every rank (a few blocks: a failure's report reads them on each)."""
+        if leaves is None:
+            wanted = np.arange(len(self.forest.levels))
+        else:
+            at = {block: k for k, block in enumerate(self.forest.leaves)}
+            wanted = np.array([at[block] for block in leaves], np.int64)
+        mine = wanted[self.layout.owner[wanted] == self.comm.rank]
+        data = self._gather(self.layout.slot[mine].astype(np.int32))
+        everywhere = leaves is not None
+        parts = self.comm.world.allgather((mine, data)) if everywhere else self.comm.gather((mine, data), root=0)
+        if not everywhere and self.comm.rank != 0:
+            return {}
+        found = {int(g): values for indices, block in parts for g, values in zip(indices, block)}
+        leaves_of = self.forest.leaves
+        return {leaves_of[g]: found[int(g)] for g in wanted}
+
+    # --- adapting --------------------------------------------------------------------------------
+    def moved_to(self, new, ghosts_current: bool = False) -> bool:
+        """PackSolver.moved_to on every rank at once (`new`: the same forest on each)."""
+        if new == self.forest:
+            return False
+        partition = self.partition
+        owner = partition.owners(new)
+        if imbalance(owner, self.comm.size) > self.rebalance_above:
+            partition = split(new, self.comm.size)
+            owner = partition.owners(new)
+            self.rebalances += 1
+        layout = RankLayout(new, owner, self.comm.size, self.comm.rank)
+        routes = RegridRoutes(self.layout, layout)
+        if routes.slots_needed > self.pool.capacity:
+            raise RankPoolExhausted(routes.slots_needed, self.pool.capacity)
+        if not ghosts_current:  # (prolongation reads the parents' outer neighbours)
+            self.primitives(self.pool.n_active)
+            self.fill_ghosts()
+        if len(routes.prolonged) or len(routes.restricted):
+            self._apply(routes.prolonged if len(routes.prolonged) else np.zeros((1, 3), np.int32),
+                        routes.restricted if len(routes.restricted) else
+                        np.zeros((1, routes.restricted.shape[1]), np.int32),
+                        np.zeros((1, 1), np.int32), np.zeros(1, np.int32),
+                        [len(routes.prolonged), len(routes.restricted)] + [0] * 8)
+        self._use(new, partition, layout)  # (the tables only: the state is moved below)
+        return self._refilled(routes)
+
+    def _refilled(self, routes) -> bool:
+        """The new layout's slots filled from the old slots, the blocks made here and the
+        blocks received; then checked (`checked`)."""
+        here = routes.from_slot >= 0
+        outgoing_slots = {q: routes.send_slots(q) for q in routes.sends}
+        slots = np.concatenate([routes.from_slot[here], *outgoing_slots.values()]).astype(np.int32)
+        data = self._gather_conserved(slots)
+        state = np.empty((len(routes.from_slot),) + data.shape[1:], data.dtype)
+        state[here], start = data[:int(here.sum())], int(here.sum())
+        outgoing = {}
+        for q, sent in outgoing_slots.items():
+            outgoing[q], start = data[start:start + len(sent)], start + len(sent)
+        received = swap(self.comm, outgoing, {q: len(r) for q, r in routes.receives.items()}, data.shape[1:],
+                        data.dtype)
+        position = np.full(len(self.forest.levels), -1, np.int64)
+        position[self.layout.local] = np.arange(len(self.layout.local))
+        for q, block in received.items():
+            state[position[routes.receives[q]]] = block
+        self._scatter_conserved(np.arange(len(state), dtype=np.int32), state)
+        self.checked = self.check_state()
+        return True
