@@ -3,16 +3,22 @@ import numpy as np
 import pytest
 
 from exact_riemann import exact_riemann
-from helpers import CASES, case_from_text, precise, simulate
+from helpers import CASES, case_from_text, precise, self_similar_window, simulate
 from taichiflow.case import load_case
 from taichiflow.run import Simulation
 
 WATER = dict(gamma=4.4, pc_left=0.6)
 
 
-def tube_errors(cells, arch):
-    sim = simulate(load_case(CASES / "gas_water_tube.toml", [f"grid.cells=[{cells}]"]), arch)
-    fields = sim.fields()
+def tube_errors(cells, arch, factor=1):
+    """Relative L1 errors of rho, u, p at t = 0.24; with factor > 1 on cells / factor cells, as
+    the window of a run on `cells` cells to 0.24 / factor (helpers.self_similar_window: the
+    finer grid's kernels)."""
+    sim = simulate(load_case(CASES / "gas_water_tube.toml", [f"grid.cells=[{cells}]", f"time.end={0.24 / factor}"]),
+                   arch)
+    window = self_similar_window(cells, factor, 0.7)
+    fields = {name: values[window] for name, values in sim.fields().items()}
+    cells //= factor
     x = (np.arange(cells) + 0.5) / cells
     exact = exact_riemann((1.0, 0.0, 1.0), (0.05, 0.0, 1e-4), x, 0.24, x0=0.7, gamma=4.4, gamma_right=1.4,
                           pc_left=0.6, pc_right=0.0)
@@ -23,8 +29,10 @@ def tube_errors(cells, arch):
 def test_gas_water_shock_tube_against_the_exact_stiffened_gas_solution(arch):
     """Relative L1 errors of rho, u, p (WENO5-Z + HLLC + LSRK3); measured at 400 cells:
     3.14e-3, 7.53e-3, 1.24e-3 (200 cells: 6.09e-3, 1.52e-2, 2.47e-3; 800: 1.92e-3, 3.94e-3,
-    6.3e-4); bounds +~20%."""
-    coarse, fine = tube_errors(200, arch), tube_errors(400, arch)
+    6.3e-4); bounds +~20%. The 200 cells are the window of the 400 at t = 0.12, which compiles
+    no kernels of its own (it differs from the run on 200 cells by 1e-6 at most: the water's
+    rarefaction reaches that run's outflow face)."""
+    coarse, fine = tube_errors(400, arch, factor=2), tube_errors(400, arch)
     assert np.all(fine < coarse)
     assert np.all(fine < [3.8e-3, 9.0e-3, 1.5e-3]), fine
 
