@@ -16,8 +16,9 @@ is below sqrt(u) p (u the rounding unit of the precision: the new p's error is t
 when a step within 4096 u (E + p) no longer shrinks (a cold gas whose pressure is below the
 rounding of E: f is noise there), or after 60 steps. One division and one root a step. In f64
 kernels the start is the pressure iterated to f32's rounding in f32 (its divisions and roots
-cost a fraction of f64's on a GPU): two f64 steps finish it (H200, seed 000's scheme at 128^3:
-f64 8% faster, docs/performance.md). A U that no fluid has
+cost a fraction of f64's on a GPU), and one f64 Newton step and one chord step (the first
+step's derivative again: no division) finish it (H200, seed 000's scheme at 128^3: f64 8%,
+then 3% faster, docs/performance.md). A U that no fluid has
 (E^2 <= |S|^2 + D^2, or D <= 0: every ideal gas with gamma <= 2 has E^2 > |S|^2 + D^2) comes
 out with p = -1 (to a margin of 1e-6 of E^2 - D^2, the rounding of a cold gas in f32), which the
 framework's admissibility check catches (face fallback, FORCE's
@@ -129,6 +130,26 @@ def _pressure_in_f32(D, S, E, p_least, gamma):
     return p
 
 
+@ti.func
+def _finish_from_f32(D, S, E, p, p_least, gamma):
+    """(p, the last step) from a pressure at f32's rounding (relative error e about 1e-7): one
+    Newton step, then one with the first step's derivative (the chord): its error is about
+    e^2 * e, below f64's rounding, for one root and no division (two Newton steps: two roots
+    and two divisions). A last step above 2^-40 p (a start f32 could not resolve: a cold gas)
+    leaves the caller's Newton loop to go on from here."""
+    z = E + p
+    r2 = ti.max(z * z - S * S, 1e-30 * z * z)
+    r = ti.sqrt(r2)
+    z_rho_h = D * r + gamma / (gamma - 1.0) * p * z
+    slope = gamma * z_rho_h / (z_rho_h * z - S * S * gamma * p)  # -1/f' (f multiplied by z)
+    new_p = ti.max(p + ((gamma - 1.0) / gamma * (r2 - D * r) - p * z) * slope, 0.5 * (p + p_least))
+    z = E + new_p
+    r2 = ti.max(z * z - S * S, 1e-30 * z * z)
+    r = ti.sqrt(r2)
+    chord_p = ti.max(new_p + ((gamma - 1.0) / gamma * (r2 - D * r) - new_p * z) * slope, 0.5 * (new_p + p_least))
+    return chord_p, ti.abs(chord_p - new_p)
+
+
 @model.to_primitive
 def to_primitive(U, gamma, lorentz_max):
     E = U.tau + U.D
@@ -136,14 +157,18 @@ def to_primitive(U, gamma, lorentz_max):
     p_least = ti.max(S - E, 0.0)  # below it |v| = S / (E + p) would reach 1
     noise = 4096.0 * unit_roundoff()  # (of E + p) f's rounding where p is far below E (a cold gas)
     p = 0.0
+    iteration = 0
     if ti.static(unit_roundoff() < 2.0 ** -30):  # f64: the start iterated to f32's rounding in f32
         p = ti.cast(_pressure_in_f32(U.D, S, E, p_least, gamma), ti.f64)
-        if not (p >= p_least and p < 1e300):  # (NaN fails both)
+        if p >= p_least and p < 1e300:  # (NaN fails both)
+            p, last_step = _finish_from_f32(U.D, S, E, p, p_least, gamma)
+            if last_step <= 2.0 ** -40 * p:
+                iteration = 60  # converged: the loop below is skipped
+        else:
             p = start_pressure(U.D, S, E, p_least, gamma)
     else:
         p = start_pressure(U.D, S, E, p_least, gamma)
     step = E + p  # (more than any step)
-    iteration = 0
     while iteration < 60:  # (a while loop: never the kernel's parallel loop)
         iteration += 1
         new_p = newton_step(U.D, S, E, p, p_least, gamma)
@@ -153,7 +178,7 @@ def to_primitive(U, gamma, lorentz_max):
         p, step = new_p, new_step
         if step <= unit_roundoff() ** 0.5 * p:
             break  # quadratic convergence: the new p's error is about the rounding unit
-    vel = U.mom / (E + p)
+    vel = U.mom * (1.0 / (E + p))  # (one division, not one a component)
     v_max2 = 1.0 - 1.0 / (lorentz_max * lorentz_max)
     v2 = vel.dot(vel)
     if v2 > v_max2:  # the Lorentz factor's ceiling

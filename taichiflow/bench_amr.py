@@ -56,7 +56,7 @@ def run_amr_benchmark(model="euler", reconstruction="weno5", limiter="mc", riema
     median = statistics.median(timings)
     pool = run.solver.pool
     return {
-        "device": _device_name(run.case["run"]["arch"]), "precision": run.case["run"]["precision"], "model": model,
+        "device": _device_name(run.resolved.run.arch), "precision": run.resolved.run.precision, "model": model,
         "scheme": f"{reconstruction}+{riemann}+{integrator}", "grid": "x".join(map(str, grid)),
         "block_cells": block_cells, "blocks": pool.n_active, "steps": steps, "repeats": repeats,
         "first_step_s": first_step, "median_s": median, "timings_s": timings,

@@ -32,4 +32,4 @@ def four_velocity(vel):
 @ti.func
 def velocity_of(u):
     """v = u / sqrt(1 + |u|^2), the inverse of four_velocity."""
-    return u / ti.sqrt(1.0 + u.dot(u))
+    return u * (1.0 / ti.sqrt(1.0 + u.dot(u)))  # (one division, not one a component)

@@ -199,6 +199,16 @@ class AmrTable(_Table):
     regions: tuple = ()
     criteria_max_level: Optional[int] = None
 
+    @property
+    def criteria_up_to(self) -> int:
+        """The finest level the criteria refine to outside the regions: criteria_max_level,
+        else max_level (a region's blocks may still go to max_level)."""
+        return self.max_level if self.criteria_max_level is None else self.criteria_max_level
+
+    def pool_slots(self, root_blocks: int) -> int:
+        """The pool's first size in block slots: capacity, else 64 per root block, at least 512."""
+        return self.capacity or max(64 * root_blocks, 512)
+
 
 @dataclass(frozen=True, slots=True)
 class RetryTable(_Table):

@@ -183,3 +183,92 @@ def test_the_plan_of_the_typed_tables_is_the_plan_of_the_dicts():
     assert retry.mapping() == {**{k: v for k, v in checked["scheme"].items()}, "reconstruction": "plm",
                                "riemann": "hll"}
     assert resolved.scheme.mapping() == checked["scheme"]  # (what the numerics' factories take)
+
+
+# --- what the run layer reads of the typed tables (run/build_amr.py, run/failure.py, run/model_blame.py)
+
+AMR_FILES = [p for p in CASE_FILES if "\n[amr]" in p.read_text()]
+
+
+def test_the_amr_tables_derived_values():
+    """The criteria's finest level and the pool's first size, per shipped adaptive case."""
+    from taichiflow.kernels.amr.criteria import Criteria
+    from taichiflow.run.build_amr import criteria_of, roots_of
+    cases = {p.stem: ResolvedCase.from_dict(shipped(p)) for p in AMR_FILES}
+    assert {"sedov3d_amr", "bubble_collapse_amr", "cloud_blast_amr", "shock_bubble_amr"} <= set(cases)
+    sedov, bubble, cloud, tube = (cases[n] for n in ("sedov3d_amr", "bubble_collapse_amr", "cloud_blast_amr",
+                                                     "shock_bubble_amr"))
+    assert (sedov.amr.criteria_max_level, sedov.amr.max_level, sedov.amr.criteria_up_to) == (None, 2, 2)
+    assert (bubble.amr.criteria_max_level, bubble.amr.max_level, bubble.amr.criteria_up_to) == (1, 2, 1)
+    assert (cloud.amr.criteria_up_to, tube.amr.criteria_up_to) == (3, 3)
+    assert roots_of(sedov) == (4, 4, 4) and roots_of(bubble) == (12, 6, 6) and roots_of(tube) == (12, 2)
+    assert sedov.amr.pool_slots(64) == 4096 and tube.amr.pool_slots(24) == 1536 and tube.amr.pool_slots(2) == 512
+    assert cloud.amr.pool_slots(512) == 49152  # ([amr] capacity given)
+    assert criteria_of(tube.amr) == Criteria(0.8, 0.2, 0.05, up_to=3)
+    assert criteria_of(bubble.amr).up_to == 1 and criteria_of(cloud.amr).up_to == 3
+
+
+@pytest.mark.parametrize("path", AMR_FILES, ids=lambda p: p.stem)
+def test_the_adaptive_build_reads_the_typed_amr_table_as_it_read_the_dict(path):
+    from taichiflow.kernels.amr.criteria import Criteria
+    from taichiflow.mesh import Region
+    from taichiflow.run.build_amr import amr_refusal, criteria_of, roots_of
+    checked = shipped(path)
+    resolved = ResolvedCase.from_dict(checked)
+    amr = checked["amr"]
+    assert criteria_of(resolved.amr) == Criteria.of(amr)
+    assert [Region.of(r) for r in resolved.amr.regions] == [Region.of(r) for r in amr["regions"]]
+    assert roots_of(resolved) == tuple(c // amr["block_cells"] for c in checked["grid"]["cells"])
+    assert amr_refusal(resolved) is None and amr_refusal(checked) is None
+
+
+def test_the_adaptive_refusals_name_the_case_and_the_key():
+    from taichiflow.errors import CaseError
+    from taichiflow.run.build_amr import amr_refusal, roots_of
+    path = ROOT / "cases" / "shock_bubble_amr.toml"
+    retried = ResolvedCase.from_dict(load_case(path, ["scheme.retry={riemann='hll'}"]))
+    assert amr_refusal(retried).startswith("[scheme] retry is not supported with [amr] yet")
+    split = ResolvedCase.from_dict(load_case(path, ["scheme.dimensional_splitting=true"]))
+    assert amr_refusal(split).startswith("[scheme] dimensional_splitting is not supported with [amr]")
+    uneven = ResolvedCase.from_dict(load_case(path, ["grid.cells=[100, 16]"]))
+    with pytest.raises(CaseError, match=r"shock_bubble_amr.toml: \[grid\] cells = \[100, 16\] must be multiples of "
+                                        r"\[amr\] block_cells = 8"):
+        roots_of(uneven)
+
+
+def test_the_failure_advice_reads_the_typed_scheme():
+    """The advice of a blow-up from the case's SchemeTable: its values, and a key the case
+    leaves out (None) as the method's default."""
+    from taichiflow.run.failure import advice
+    sod = ResolvedCase.from_dict(shipped(ROOT / "cases" / "sod.toml"))
+    assert advice(sod.scheme, None) == (
+        "Try a lower [scheme] cfl (now 0.4), or a more diffusive scheme ([scheme] reconstruction = 'plm' with "
+        "limiter = 'minmod', riemann = 'hll'), or a strong-stability-preserving integrator ([scheme] integrator = "
+        "'ssprk3'; 'lsrk3' may break in a stage the positivity that a forward Euler step keeps).")
+    assert advice(sod.scheme, None) == advice(shipped(ROOT / "cases" / "sod.toml")["scheme"], None)
+    careful = ResolvedCase.from_dict(load_case(ROOT / "cases" / "sod.toml", [
+        "scheme.cfl=0.25", "scheme.positivity_fallback=false", "scheme.integrator='ssprk3'"]))
+    text = advice(careful.scheme, None)
+    assert "cfl (now 0.25)" in text and "positivity_fallback = true" in text and "integrator" not in text
+    shasta = ResolvedCase.from_dict(load_case(ROOT / "cases" / "sod.toml", [
+        "scheme.method='shasta'", "scheme.shasta_antidiffusion=0.1"]))
+    text = advice(shasta.scheme, None)
+    assert "shasta_diffusion (now 0.125)" in text and "shasta_antidiffusion (now 0.1)" in text
+    unset = dataclasses.replace(shasta.scheme, shasta_diffusion=None, shasta_antidiffusion=None)  # (a partial table)
+    assert "shasta_diffusion (now 0.125)" in advice(unset, None) and "antidiffusion (now 0.125)" in advice(unset, None)
+
+
+def test_the_model_functions_blamed_follow_the_typed_scheme():
+    from types import SimpleNamespace
+    from taichiflow.run.model_blame import roles_in_use
+    every = SimpleNamespace(functions={r: None for r in (
+        "to_conserved", "to_primitive", "flux", "sound_speed", "roe_speeds", "eigenvectors", "eigenvalues",
+        "jacobians", "splitting_speeds")})
+    sod = ROOT / "cases" / "sod.toml"
+    plain = roles_in_use(every, ResolvedCase.from_dict(load_case(sod)).scheme)
+    assert plain == ["to_conserved", "to_primitive", "flux", "sound_speed"]
+    retried = ResolvedCase.from_dict(load_case(sod, ["scheme.retry={riemann='hll', wave_speeds='einfeldt'}"]))
+    assert roles_in_use(every, retried.scheme)[-1] == "roe_speeds"
+    split = ResolvedCase.from_dict(load_case(sod, ["scheme.method='finite_difference'", "scheme.riemann='rusanov'",
+                                                   "scheme.variables='characteristic'"]))
+    assert roles_in_use(every, split.scheme)[4:] == ["eigenvectors", "eigenvalues", "jacobians", "splitting_speeds"]

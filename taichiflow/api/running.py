@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SimulationError
-from ..run.command import summary
 from ..run.outputs import Checkpoints, DiagnosticsRows, ProgressBar
 from ..run.progress import Progress
+from ..run.report import summary
 from ..run.stopping import output_times
 from .callbacks import reached
 

@@ -9,13 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import RunInterrupted, SimulationError
-from ..kernels.amr.criteria import Criteria
 from ..kernels.amr.solver import PoolExhausted
 from ..parallel.agree import agreed, agreed_reason
 from .adaptive_failure import initial_failure, step_failure
 from .adaptive_outputs import AdaptiveOutputs
 from .adaptive_restart import restart_adaptive, write_adaptive_checkpoint
-from .build_amr import build_pack
+from .build_amr import build_pack, criteria_of
 from .restart import as_loaded
 from .stopping import RunStopped, StopFlag, checkpoint_due, output_times
 
@@ -23,10 +22,15 @@ from .stopping import RunStopped, StopFlag, checkpoint_due, output_times
 class AdaptiveRun:
     """Builds a case with [amr] (its initial state refined); `advance` integrates it."""
 
-    def __init__(self, case: dict, initial: bool = True):
-        """initial=False: the state is left unset and unrefined (a restart loads its own)."""
+    def __init__(self, case, initial: bool = True):
+        """`case`: a ResolvedCase (taichiflow.Case.resolved), or case.load_case's dict; it is not
+        changed. initial=False: the state is left unset and unrefined (a restart loads its own).
+        `resolved` is the case as built (run/build.py's prepare: its "auto" settings, model file
+        and parameters settled), which the run reads; `case` its dict form, kept because it is
+        the run's document: case.toml and the checkpoints record it, a restart compares it."""
         built = build_pack(case, initial)
-        self.case = built.case.as_dict()  # (the case as built, run/build.py's prepare: what case.toml records)
+        self.resolved = built.case
+        self.case = self.resolved.as_dict()
         self.solver, self.model, self.plan = built.solver, built.model, built.plan
         self.precision = built.precision
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
@@ -34,8 +38,8 @@ class AdaptiveRun:
         self.state_good = True     # False once a failure left a state that is not the last good one
         self.grown = []            # (step, slots before, slots after) of each time the pool grew
         self.note = lambda line: None  # where the run's notes go (run() sets its log)
-        grid = case["grid"]
-        self.cells, self.lower, self.upper = tuple(grid["cells"]), tuple(grid["lower"]), tuple(grid["upper"])
+        grid = self.resolved.grid
+        self.cells, self.lower, self.upper = grid.cells, grid.lower, grid.upper
         self.regrid_seconds = 0.0
         self.rate, bad = self.solver.check_state()
         if bad is not None and initial:
@@ -47,7 +51,7 @@ class AdaptiveRun:
         inadmissible cell is undone (where the last good state is kept: `state_good` says) and
         raises SimulationError naming the block and cell; so does a regrid whose new blocks are
         inadmissible (not undone)."""
-        amr, cfl = self.case["amr"], self.case["scheme"]["cfl"]
+        amr, cfl = self.resolved.amr, self.resolved.scheme.cfl
         taken = 0
         while self.t < until * (1 - 1e-14) and not (max_steps and taken >= max_steps):
             dt = min(cfl / self.rate, until - self.t)
@@ -59,7 +63,7 @@ class AdaptiveRun:
             self.step_count += 1
             taken += 1
             self.rate, self.last_dt = rate, dt
-            if self.step_count % amr["regrid_every"] == 0:
+            if self.step_count % amr.regrid_every == 0:
                 self.regrid()
             if after_step:
                 after_step(dt)
@@ -83,11 +87,11 @@ class AdaptiveRun:
 
     def _adapted(self) -> bool:
         """solver.adapt, with the pool grown and the regrid tried again where it ran full."""
-        criteria = Criteria.of(self.case["amr"])
+        criteria = criteria_of(self.resolved.amr)
         try:
             return self.solver.adapt(criteria)
         except PoolExhausted as full:
-            if not self.case["amr"]["grow"]:
+            if not self.resolved.amr.grow:
                 raise
             self._grow(full.needed)
             return self.solver.adapt(criteria)  # (the same flags from the same state)
@@ -100,7 +104,7 @@ class AdaptiveRun:
         old = self.solver
         leaves, conserved, capacity = old.forest.leaves, old.conserved_blocks(), old.pool.capacity
         larger = max(2 * capacity, needed + needed // 4)
-        self.solver = build_pack(self.case, initial=False, capacity=larger).solver
+        self.solver = build_pack(self.resolved, initial=False, capacity=larger).solver
         self.solver.load(leaves, conserved)
         self.grown.append((self.step_count, capacity, larger))
         self.note(f"step {self.step_count}: the forest needed {needed} block slots and the pool had {capacity}: "
@@ -183,8 +187,8 @@ class AdaptiveRun:
 
     def _loop(self, outputs, loaded, stop, stats: dict, quiet: bool) -> None:
         """The output times left, with the rows, progress lines and checkpoints after each step."""
-        output, end = self.case["output"], self.case["time"]["end"]
-        every, cap = output["diagnostics_every"], self.case["time"]["max_steps"]
+        output, end = self.resolved.output, self.resolved.time.end
+        every, cap = output.diagnostics_every, self.resolved.time.max_steps
         last_checkpoint = [wallclock.perf_counter(), self.t]
 
         def after_step(dt):
@@ -194,8 +198,8 @@ class AdaptiveRun:
                 print(f"step {self.step_count}, t = {self.t:.6g}, {self.leaf_cells()} leaf cells "
                       f"{list(self.solver.forest.leaf_count_per_level())} blocks per level", flush=True)
             since = wallclock.perf_counter() - last_checkpoint[0]
-            if agreed(checkpoint_due(self.t, self.t - last_checkpoint[1], output["checkpoint_interval"],
-                                     output["checkpoint_wall"], since)):  # (on many ranks: by every rank)
+            if agreed(checkpoint_due(self.t, self.t - last_checkpoint[1], output.checkpoint_interval,
+                                     output.checkpoint_wall, since)):  # (on many ranks: by every rank)
                 outputs.csv.flush()
                 write_adaptive_checkpoint(self, outputs)
                 last_checkpoint[0] = wallclock.perf_counter()
@@ -211,7 +215,7 @@ class AdaptiveRun:
             self.regrid()
             last_checkpoint[1] = self.t - self.last_dt
             after_step(self.last_dt)
-        for t_out in [t for t in output_times(end, output["interval"]) if t > outputs.last_time]:
+        for t_out in [t for t in output_times(end, output.interval) if t > outputs.last_time]:
             if cap and self.step_count >= cap:
                 break
             self.advance(t_out, cap - self.step_count if cap else 0, after_step)

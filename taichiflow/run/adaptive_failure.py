@@ -50,7 +50,7 @@ class LevelView:
     the grid of one level, on one rank; `last_dt` the failed step's dt."""
 
     def __init__(self, run, level: int, dt: float):
-        self.model, self.params, self.case = run.model, run.solver.phys.params, run.case
+        self.model, self.params, self.resolved = run.model, run.solver.phys.params, run.resolved
         self.stages, self.lower, self.out_dir = run.plan.stages, run.lower, None
         self.t, self.step_count, self.last_dt = run.t, run.step_count, dt
         self.solver = LevelGrid(run, level)

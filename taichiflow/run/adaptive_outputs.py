@@ -10,20 +10,20 @@ from ..errors import CaseError
 from ..io import DiagnosticsCSV, PvdSeries
 from ..io_vtu import write_leaves_vtu
 from ..parallel.comm import world
+from ..resolved import ResolvedCase
 from .folder import remove_snapshots_after
 from .restart import truncate_diagnostics
 
 
-def snapshot_fields(case: dict, model) -> list:
+def snapshot_fields(case: ResolvedCase, model) -> list:
     """The [output] fields a snapshot of the leaves holds: the primitive variables named (all
     by default); derived fields (gradients across level jumps) are not written yet."""
     layout = model.primitive
-    names = case["output"]["fields"] or layout.names
+    names = case.output.fields or layout.names
     derived = [name for name in names if name not in layout.sizes]
     if derived:
-        where = case.get("_source", "<case>")
-        raise CaseError(f"{where}: [output] fields: {', '.join(derived)}: derived fields are not written by [amr] "
-                        f"runs yet (primitive variables: {', '.join(layout.names)})")
+        raise CaseError(f"{case.source}: [output] fields: {', '.join(derived)}: derived fields are not written by "
+                        f"[amr] runs yet (primitive variables: {', '.join(layout.names)})")
     return list(names)
 
 
@@ -43,7 +43,7 @@ class AdaptiveOutputs:
         and diagnostics rows written after it, by the run that went on, are dropped)."""
         self.run, self.folder = run, Path(folder)
         self.writes = world().rank == 0
-        self.fields = snapshot_fields(run.case, run.model)
+        self.fields = snapshot_fields(run.resolved, run.model)
         self.count, self.last_time = 0, 0.0
         if resume:
             self.count, self.last_time = resume["snapshot_index"], resume["last_snapshot_time"]
@@ -62,7 +62,7 @@ class AdaptiveOutputs:
             truncate_diagnostics(self.folder / "diagnostics.csv", resume["step"])
             remove_snapshots_after(self.folder, self.count - 1)  # (series.pvd lists none of them)
         self.csv = DiagnosticsCSV(self.folder / "diagnostics.csv", self.columns, resume=resume is not None)
-        (self.folder / "case.toml").write_text(case_mod.dump_toml(run.case))
+        (self.folder / "case.toml").write_text(case_mod.dump_toml(run.case))  # (the dict form: the run's document)
 
     def row(self, dt: float) -> None:
         run = self.run
@@ -79,7 +79,7 @@ class AdaptiveOutputs:
             blocks.append((lower, width, block.level, named_fields(run.model.primitive, self.fields, w)))
         name = f"snapshot_{self.count:04d}.vtu"
         if self.writes:
-            write_leaves_vtu(self.folder / name, blocks, run.case["grid"]["cells"], time=run.t)
+            write_leaves_vtu(self.folder / name, blocks, list(run.resolved.grid.cells), time=run.t)
         self.series.add(run.t, name)
         self.count, self.last_time = self.count + 1, run.t
         return self.folder / name
@@ -122,5 +122,5 @@ def write_plane(run, path: Path, z: float, fields=None) -> int:
     for block, w in solver.primitive_blocks(crossed).items():
         lower, width = block_corner(solver, block)
         blocks.append((lower[:2], width[:2], block.level, named_fields(run.model.primitive, names, w[:, :, crossed[block]])))
-    write_leaves_vtu(path, blocks, run.case["grid"]["cells"][:2], time=run.t)
+    write_leaves_vtu(path, blocks, list(run.resolved.grid.cells[:2]), time=run.t)
     return len(blocks)

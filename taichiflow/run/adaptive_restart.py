@@ -15,6 +15,7 @@ from .. import checkpoint
 from ..errors import CheckpointError
 from ..mesh import Block
 from ..parallel.comm import on_root, world
+from ..resolved import ResolvedCase
 from .restart import check_restart, check_time_left
 from .same_case import check_same_case
 
@@ -28,22 +29,23 @@ def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
               "regrid_s": run.regrid_seconds, "regrid_due": regrid_due,
               "snapshot_index": outputs.count, "last_snapshot_time": outputs.last_time,
               "block_cells": solver.N, "leaves": np.column_stack([solver.forest.levels, solver.forest.coords]).tolist(),
-              "case": case_mod.dump_toml(run.case)}
+              "case": case_mod.dump_toml(run.case)}  # (the dict form: what a restart compares, as written)
     state = solver.conserved_blocks()  # (on many ranks gathered, in Morton order: one rank's checkpoint)
     written = [Path(outputs.folder) / f"checkpoint_{run.step_count:09d}.npz"]
     on_root(world(), lambda: written.__setitem__(0, checkpoint.write(outputs.folder, state, header)))
     return written[0]
 
 
-def check_before_build(loaded: checkpoint.Loaded, case: dict, allow_change=()) -> None:
+def check_before_build(loaded: checkpoint.Loaded, case: ResolvedCase, allow_change=()) -> None:
     """What can be checked of a checkpoint before Taichi starts (a refusal is then quick): an
-    adaptive run's, of this case (run/same_case.py), at a time still ahead."""
+    adaptive run's, of this case (run/same_case.py: its dict form, compared as written), at a
+    time still ahead."""
     header, path = loaded.header, loaded.path
     if "leaves" not in header:
         raise CheckpointError(f"{path}: a checkpoint of a uniform run: a case with [amr] continues only from "
                               f"the checkpoints of an adaptive run")
-    check_same_case(header, case, allow_change, path)
-    check_time_left(header, case["time"], path)
+    check_same_case(header, case.as_dict(), allow_change, path)
+    check_time_left(header, case.time, path)
 
 
 def restart_adaptive(run, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
@@ -51,7 +53,7 @@ def restart_adaptive(run, loaded: checkpoint.Loaded, allow_change=()) -> list[st
     precision: run/restart.py) and load its forest, state and clock. Returns the log lines of
     the keys changed since the checkpoint."""
     header, path = loaded.header, loaded.path
-    check_before_build(loaded, run.case, allow_change)
+    check_before_build(loaded, run.resolved, allow_change)
     changes = check_restart(run, loaded, allow_change)
     solver = run.solver
     leaves = [Block(int(entry[0]), tuple(int(c) for c in entry[1:])) for entry in header["leaves"]]

@@ -7,8 +7,10 @@ one holding no other run's results (run/folder.py).
 
 A thin layer over the objects of the Python API: the case is a taichiflow.Case (api/case.py:
 the same loader, checks and messages), the run reads its ResolvedCase, and a uniform case runs
-on run/driver.py's Simulation, which taichiflow.Simulation steps too. What only the command line
-does stays here: MPI ranks, restarts, the output folder's claim, run.log, signals and exit codes.
+on run/driver.py's Simulation, which taichiflow.Simulation steps too; a case with [amr] runs on
+run/adaptive.py's AdaptiveRun, and either on every MPI rank. What only the command line does
+stays here: its options, the output folder's claim, run.log (its lines: run/report.py),
+restarts (--restart, --resume, --allow-change), signals and exit codes.
 """
 from __future__ import annotations
 
@@ -18,9 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import checkpoint, registry
+from .. import checkpoint
 from ..errors import RunInterrupted, SimulationError
-from . import backend
+from . import backend, report
 from . import folder as run_folder
 from ..parallel.comm import on_root, world
 from ..resolved import ResolvedCase
@@ -120,11 +122,12 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
 
 
 def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
-    """Build and run; a failed or stopped run is an exit code, logged."""
+    """Build and run: a uniform case on run/driver.py's Simulation (what taichiflow.Simulation
+    wraps), a case with [amr] on run/adaptive.py's AdaptiveRun; a failed or stopped run is an
+    exit code, logged."""
+    if case.amr is not None:
+        return simulate_adaptive(args, case, out, loaded, allowed, max_wall_time, log)
     from .driver import Simulation
-
-    if case.amr is not None:  # (the adaptive run reads the case's dict form)
-        return simulate_adaptive(args, case.as_dict(), out, loaded, allowed, max_wall_time, log)
 
     began = time.perf_counter()
     sim = Simulation(case, out_dir=out, quiet=args.quiet)
@@ -132,92 +135,57 @@ def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time
     if args.render:
         from ..viz import attach_renderer
         attach_renderer(sim, log=log.write)
-    scheme = case.scheme
-    faces = (scheme.method if registry.methods.get(scheme.method).own_flux  # (SHASTA: neither is used)
-             else f"{scheme.reconstruction} + {scheme.riemann}")
-    log.write(f"model {sim.model.name} ({sim.model.source_file}), arch {sim.arch}, precision "
-              f"{sim.precision}, fast_math {sim.fast_math}, cells {sim.cells}, scheme {faces} + "
-              f"{scheme.integrator}; set up (Taichi started, the initial state filled on the device) in {ready_s:.2f} s")
+    log.write(report.built_line(sim, ready_s))
     for line in [*sim.plan.describe().splitlines(), sim.solver.halo.describe(sim.arch)]:
         if line and backend.VERBOSE:  # (the kernels' internals: in run.log, on the terminal with --verbose)
             log.write(line)
         elif line:
             log.record(line)
-    try:
-        stats = sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed, log=log.write)
-    except RunInterrupted as err:
-        log.record(f"STOPPED: {err}")
-        if world().rank == 0:
-            print(f"taichiflow: {err}", file=sys.stderr)
-        return 3
-    except SimulationError as err:
-        log.record(f"FAILED: {err}")
-        if world().rank == 0:
-            print(f"taichiflow: error: {err}", file=sys.stderr)
-        return 2
-    log.write(summary(stats))
+    code, stats = ended(log, lambda: sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed,
+                                             log=log.write))
+    if code:
+        return code
+    log.write(report.summary(stats))
     if world().rank == 0:
         print(f"wrote {out}/ (series.pvd, diagnostics.csv, case.toml, run.log); final state: {stats['final']}")
     return 0
 
 
-def simulate_adaptive(args, case: dict, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
+def simulate_adaptive(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
     """A case with [amr] (run/adaptive.py): what it cannot do yet is refused, never ignored."""
     from .adaptive import AdaptiveRun
     from .adaptive_restart import check_before_build
 
     if args.render:
         raise ValueError("--render: not supported with [amr] yet (docs/amr.md)")
-    root = world().rank == 0
     if loaded:
         check_before_build(loaded, case, allowed)
     began = time.perf_counter()
     run = AdaptiveRun(case, initial=loaded is None)
-    amr = case["amr"]
-    log.write(f"model {run.model.name} ({run.model.source_file}), arch {run.case['run']['arch']}, precision "
-              f"{run.precision}, root cells {case['grid']['cells']} in blocks of {amr['block_cells']}, up to "
-              f"{amr['max_level']} levels more" + ("" if loaded else f"; the initial state refined in "
-              f"{time.perf_counter() - began:.2f} s to {list(run.solver.forest.leaf_count_per_level())} leaf "
-              f"blocks per level") + (f"; on {world().size} MPI ranks, each its run of the blocks' Morton order "
-                                      f"(docs/amr.md)" if world().size > 1 else ""))
-    try:
-        stats = run.run(out, quiet=args.quiet, log=log.write, restart=loaded, max_wall_time=max_wall_time,
-                        allow_change=allowed)
-    except RunInterrupted as err:
-        log.record(f"STOPPED: {err}")
-        if root:
-            print(f"taichiflow: {err}", file=sys.stderr)
-        return 3
-    except SimulationError as err:
-        log.record(f"FAILED: {err}")
-        if root:
-            print(f"taichiflow: error: {err}", file=sys.stderr)
-        return 2
-    log.write(f"{stats['steps_run']} steps to step {stats['steps']}, t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
-              f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s, regrids {stats['regrid_s']:.2f} s in all)"
-              + (f"; the leaves shared out anew after {run.solver.rebalances} regrids ([amr] rebalance_above)"
-                 if world().size > 1 else ""))
-    if root:
+    log.write(report.adaptive_built_line(run, loaded is not None, time.perf_counter() - began))
+    code, stats = ended(log, lambda: run.run(out, quiet=args.quiet, log=log.write, restart=loaded,
+                                             max_wall_time=max_wall_time, allow_change=allowed))
+    if code:
+        return code
+    log.write(report.adaptive_summary(run, stats))
+    if world().rank == 0:
         print(f"wrote {out}/ (series.pvd, {stats['snapshots']} snapshots, diagnostics.csv, case.toml, run.log)")
     return 0
 
 
-def summary(stats: dict) -> str:
-    """The last line of a finished run; the rate counts only the steps of this process."""
-    if not stats["steps_run"]:
-        return (f"no steps left: the checkpoint is at this run's end (t = {stats['time']:.6g}, step "
-                f"{stats['steps']}); the final outputs written again")
-    first = stats["first_step"]
-    steps = f"{stats['steps_run']} steps (from step {first} to {stats['steps']})" if first else f"{stats['steps']} steps"
-    initial = f"initial row and snapshot {stats['initial_output_s']:.2f} s; " if stats["initial_output_s"] >= 0.005 else ""
-    return (f"{initial}first step (including compile) {stats['first_step_s']:.2f} s; {steps} to t = {stats['time']:.6g} "
-            f"in {stats['wall_s']:.2f} s ({stats['cell_updates_per_s']:.3g} cell-updates/s{after_first(stats)})")
-
-
-def after_first(stats: dict) -> str:
-    """The rate of the steps after the first (which compiles), their outputs included but not
-    the initial ones: what a long run approaches, to set beside `taichiflow bench`."""
-    steps, seconds = stats["steps_run"] - 1, stats["wall_s"] - stats["initial_output_s"] - stats["first_step_s"]
-    if steps <= 0 or seconds <= 0:
-        return ""
-    return f"; {stats['cells'] * steps / seconds:.3g} after the first step"
+def ended(log, run) -> tuple[int, dict | None]:
+    """(0, run()'s stats), or the exit code of a run that ended early, logged and said on
+    stderr: (3, None) stopped with a checkpoint (a signal, --max-wall-time), (2, None) failed
+    (a bad state). Other errors propagate (run_command logs them)."""
+    try:
+        return 0, run()
+    except RunInterrupted as err:
+        log.record(f"STOPPED: {err}")
+        if world().rank == 0:
+            print(f"taichiflow: {err}", file=sys.stderr)
+        return 3, None
+    except SimulationError as err:
+        log.record(f"FAILED: {err}")
+        if world().rank == 0:
+            print(f"taichiflow: error: {err}", file=sys.stderr)
+        return 2, None

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import checkpoint
 from .. import registry
+from ..resolved import SchemeTable
 from .model_blame import model_blame
 
 
@@ -40,33 +41,36 @@ ROBUST_RECONSTRUCTION = ("plm", "minmod")
 ROBUST_RIEMANN = ("hll", "rusanov")
 
 
-def _more_diffusive(scheme: dict) -> list:
+def _more_diffusive(scheme: SchemeTable) -> list:
     """The changes of reconstruction and Riemann solver towards the robust ones."""
     changes = []
-    if not registry.reconstructions.get(scheme["reconstruction"]).diffusive:
+    if not registry.reconstructions.get(scheme.reconstruction).diffusive:
         changes.append(f"reconstruction = '{ROBUST_RECONSTRUCTION[0]}' with limiter = '{ROBUST_RECONSTRUCTION[1]}'")
-    elif scheme["reconstruction"] == "plm" and scheme.get("limiter") != ROBUST_RECONSTRUCTION[1]:
+    elif scheme.reconstruction == "plm" and scheme.limiter != ROBUST_RECONSTRUCTION[1]:
         changes.append(f"limiter = '{ROBUST_RECONSTRUCTION[1]}'")
-    if not registry.riemann_solvers.get(scheme["riemann"]).diffusive:
+    if not registry.riemann_solvers.get(scheme.riemann).diffusive:
         changes.append(f"riemann = '{ROBUST_RIEMANN[0]}'")
-    elif scheme["riemann"] != ROBUST_RIEMANN[1]:
+    elif scheme.riemann != ROBUST_RIEMANN[1]:
         changes.append(f"riemann = '{ROBUST_RIEMANN[1]}'")
     return changes
 
 
-def advice(scheme: dict, out_dir) -> str:
+def advice(scheme, out_dir) -> str:
     """The likely fixes for a blow-up, given what the case already does: never the scheme
-    that failed (the registry says which choices are the robust ones)."""
-    tips = [f"a lower [scheme] cfl (now {scheme['cfl']:g})"]
-    if not scheme["positivity_fallback"]:
+    that failed (the registry says which choices are the robust ones). `scheme`: the case's
+    SchemeTable (or its mapping: keys it leaves out take the schema's defaults)."""
+    scheme = SchemeTable.of(scheme)
+    tips = [f"a lower [scheme] cfl (now {scheme.cfl:g})"]
+    if not scheme.positivity_fallback:
         tips.append("[scheme] positivity_fallback = true")
-    method = registry.methods.get(scheme.get("method", registry.FINITE_VOLUME))
+    method = registry.methods.get(scheme.method)
     if method.own_flux:  # its faces use neither the reconstruction nor the Riemann solver: its own keys
-        tips += [f"another [scheme] {key} (now {scheme.get(key, default):g})" for key, default in method.options]
+        tips += [f"another [scheme] {key} (now {_or(getattr(scheme, key, None), default):g})"
+                 for key, default in method.options]
     elif _more_diffusive(scheme):
         tips.append("a more diffusive scheme ([scheme] " + ", ".join(_more_diffusive(scheme)) + ")")
-    integrator = scheme.get("integrator")
-    if integrator and not registry.integrators.get(integrator).ssp:
+    integrator = scheme.integrator
+    if not registry.integrators.get(integrator).ssp:
         tips.append(f"a strong-stability-preserving integrator ([scheme] integrator = 'ssprk3'; '{integrator}' "
                     "may break in a stage the positivity that a forward Euler step keeps)")
     text = "Try " + ", or ".join(tips) + "."
@@ -75,6 +79,11 @@ def advice(scheme: dict, out_dir) -> str:
         text += (f" The last good checkpoint is {saved[-1]} (--restart it with the changed case, naming each "
                  f"changed [scheme] key with --allow-change KEY).")
     return text
+
+
+def _or(value, default):
+    """A key the case may leave out (None): the method's default."""
+    return default if value is None else value
 
 
 def explain(sim, linear_index: int, blame: str | None = None) -> str:
@@ -90,4 +99,4 @@ def explain(sim, linear_index: int, blame: str | None = None) -> str:
     solver.refresh_primitives()  # (W of the state now held: the last good one where it was kept)
     blame = model_blame(sim, solver.cell(local)) if local is not None else None
     blame = solver.halo.bcast(blame, root=rank)
-    return blame or advice(sim.case["scheme"], sim.out_dir)
+    return blame or advice(sim.resolved.scheme, sim.out_dir)

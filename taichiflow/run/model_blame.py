@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from .. import model_host
+from .. import model_host, registry
+from ..resolved import SchemeTable
 
 # The search stops after this many seconds (the states are read and evaluated one by one) ...
 SEARCH_SECONDS = 10.0
@@ -76,7 +77,7 @@ class _Context:
         solver = sim.solver
         self.model, self.sim, self.solver = sim.model, sim, solver
         self.values = {**sim.params, **_global_values(solver.phys)}
-        self.roles = roles_in_use(sim.model, sim.case["scheme"])
+        self.roles = roles_in_use(sim.model, sim.resolved.scheme)
         self.dim = len(solver.cells)
         self.first = tuple(solver.offset) or (0,) * self.dim
         self.dt, self.t, self.h = sim.last_dt, sim.t, min(solver.dx)
@@ -120,17 +121,18 @@ class _Context:
         return _evaluate(model, role, self.values, arguments, axis, (w, other) if pair else (w,))
 
 
-def roles_in_use(model, scheme: dict) -> list[str]:
-    """The model's functions a step of this scheme calls on cell and face states (those one
-    state can be given to), in the order they are evaluated: to_conserved first."""
-    retry = scheme.get("retry") or {}
+def roles_in_use(model, scheme) -> list[str]:
+    """The model's functions a step of this scheme (a SchemeTable, or its mapping) calls on cell
+    and face states (those one state can be given to), in the order they are evaluated:
+    to_conserved first."""
+    scheme = SchemeTable.of(scheme)
     used = ["to_conserved", "to_primitive", *[r for r in model.functions if r.startswith("global:")], "flux",
             "sound_speed", "wave_speeds", "face_states", "to_reconstructed", "source", "after_step"]
-    if "einfeldt" in (scheme.get("wave_speeds"), retry.get("wave_speeds")):
+    if "einfeldt" in (scheme.wave_speeds, scheme.retry.wave_speeds):
         used.append("roe_speeds")
-    if "characteristic" in str(scheme.get("variables", "")):
+    if "characteristic" in str(scheme.variables):
         used += ["eigenvectors", "eigenvalues", "jacobians"]
-    if scheme.get("method") == "finite_difference":
+    if scheme.method == registry.FINITE_DIFFERENCE:
         used.append("splitting_speeds")
     return [role for role in used if role in model.functions]
 

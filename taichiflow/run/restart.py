@@ -12,7 +12,7 @@ from .. import case as case_mod
 from .. import checkpoint
 from ..errors import CheckpointError
 from ..io import PvdSeries, naming
-from ..resolved import ResolvedCase, TimeTable
+from ..resolved import TimeTable
 from .same_case import check_same_case
 
 
@@ -29,7 +29,8 @@ def write_checkpoint(sim) -> Path:
     outputs = sim.outputs
     header = {**identity(sim), "time": sim.t, "step": sim.step_count, "last_dt": sim.last_dt,
               "snapshot_index": outputs.snapshot_index, "last_snapshot_time": outputs.last_snapshot_time,
-              "fallbacks": sim.solver.take_fallback_count(), "case": case_mod.dump_toml(sim.case)}
+              "fallbacks": sim.solver.take_fallback_count(),
+              "case": case_mod.dump_toml(sim.case)}  # (the dict form: the case as written, which a restart compares)
     outputs.pending_fallbacks = header["fallbacks"]
     halo = sim.solver.halo
     if halo.ranks == 1:
@@ -57,13 +58,12 @@ def check_restart(sim, loaded: checkpoint.Loaded, allow_change=()) -> list[str]:
     model, grid or precision, another case (run/same_case.py), or a time past this run's end.
     Returns the log lines of the keys changed since the checkpoint."""
     header, path = loaded.header, loaded.path
-    case = getattr(sim, "resolved", None) or ResolvedCase.from_dict(sim.case)  # (an adaptive run: its dict form)
     try:
         checkpoint.check_compatible(header, identity(sim), path)
         changes = check_same_case(header, sim.case, allow_change, path)  # (as written: the dict form)
     except CheckpointError as refused:
-        raise CheckpointError(f"{refused}{_own_case_hint(Path(path).parent, case.source)}") from None
-    check_time_left(header, case.time, path)
+        raise CheckpointError(f"{refused}{_own_case_hint(Path(path).parent, sim.resolved.source)}") from None
+    check_time_left(header, sim.resolved.time, path)
     return changes
 
 

@@ -106,7 +106,7 @@ def attach_renderer(sim, log=print) -> bool:
     if pv is None:
         log(f"--render: pyvista is not importable ({_PYVISTA_ERROR}); the run goes on without pictures")
         return False
-    series = Series([], case=sim.case, cache=1)
+    series = Series([], case=sim.case, cache=1)  # (the dict form: a Series reads a run's case.toml as TOML gives it)
     state = {"viewer": None, "failed": False}
 
     def draw(t, path):
