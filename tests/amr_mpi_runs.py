@@ -7,7 +7,13 @@ The cases (written by write_cases before any launch): a 2D blob carried across a
 (WENO5 + HLLC + LSRK3, level jumps crossing the ranks' boundaries as it moves, checkpoints); a
 2D blast whose forest grows (the leaves shared out anew after every regrid that leaves any
 imbalance; with a small pool and grow = false it stops with a checkpoint); a 3D Sedov blast off
-centre with walls and outflow (PLM + HLLC + SSPRK2, two levels).
+centre with walls and outflow (PLM + HLLC + SSPRK2, two levels); the blob faster, its leaves
+shared out anew after every regrid, so that merges find siblings on other ranks.
+
+Every copy of another rank's leaf is set to NaN before each refresh (poison_copies), so that a
+cell a rank's kernels read but the refresh does not move (parallel/amr_slabs.py) shows in the
+results, which the test compares with one rank's bit for bit. On 4 ranks the cells travel
+through buffers whose kernels' and MPI's sides differ (separate_buffers), as on a GPU.
 """
 import json
 import sys
@@ -37,8 +43,11 @@ RUNS = {
     "blob2d": ("blob.toml", []),
     "blast2d": ("blast.toml", ["--set", "amr.rebalance_above=1.0"]),
     "sedov3d": (str(ROOT / "cases" / "sedov3d_amr.toml"), SEDOV),
+    "merges2d": ("blob.toml", ["--set", "amr.rebalance_above=1.0", "--set", "initial.background.vel=[8.0,3.0,0.0]",
+                               "--set", "time.end=0.05", "--set", "output.interval=0.01"]),
 }
-RANK_RUNS = {1: ["blob2d", "blast2d", "sedov3d"], 2: ["blob2d", "blast2d", "sedov3d"], 4: ["blob2d", "sedov3d"]}
+RANK_RUNS = {1: ["blob2d", "blast2d", "sedov3d", "merges2d"], 2: ["blob2d", "blast2d", "sedov3d"],
+             4: ["blob2d", "sedov3d", "merges2d"]}
 
 
 def write_cases(folder: Path) -> None:
@@ -85,13 +94,89 @@ def runs_of(folder: Path, ranks: int) -> dict:
     return runs
 
 
+def poison_copies() -> None:
+    """Every refresh of the copies (parallel/amr_exchange.py) preceded by U and W = NaN in the
+    copies' whole blocks: only the cells it moves are then numbers."""
+    import taichi as ti
+    from taichiflow.kernels.amr.pool import pool_index
+    from taichiflow.parallel.amr_solver import RankPackSolver
+    use = RankPackSolver._use
+
+    def poisoned_use(solver, forest, partition, layout):
+        use(solver, forest, partition, layout)
+        pool, refresh, copies = solver.pool, solver.refresh_halo, (layout.n_owned, len(layout.local))
+        if not hasattr(pool, "poison"):
+            nan_u = [float("nan")] * pool.phys.U.n
+            nan_w = [float("nan")] * pool.phys.W.n
+
+            @ti.kernel
+            def poison(first: ti.i32, last: ti.i32):
+                for J in ti.grouped(ti.ndrange((first, last), *((pool.N,) * pool.dim))):
+                    I = pool_index(J[0], [J[1 + d] for d in range(pool.dim)])
+                    pool.U[I] = ti.Vector(nan_u, dt=pool.dtype)
+                    pool.W[I] = ti.Vector(nan_w, dt=pool.dtype)
+            pool.poison = poison
+
+        def refreshed():
+            if copies[1] > copies[0]:
+                pool.poison(*copies)
+            refresh()
+        solver.refresh_halo = refreshed
+
+    RankPackSolver._use = poisoned_use
+
+
+def separate_buffers() -> None:
+    """The copies' cells through host buffers whose kernels' side and MPI's side are two arrays,
+    copied after the pack and before the unpack, as the pinned staging's device and page-locked
+    sides are (parallel/staging.py): the code a GPU's stagings take, on the CPU."""
+    import numpy as np
+    from taichiflow.parallel import amr_solver, staging
+
+    class Separate(staging.HostStaging):
+        name = "separate"
+
+        def slab(self, shape):
+            return staging.Slab(np.full(shape, np.nan, self.numpy_dtype), np.full(shape, np.nan, self.numpy_dtype))
+
+        def after_pack(self, slabs):
+            for slab in slabs:
+                slab.mpi[...] = slab.kernel
+
+        def before_unpack(self, slabs):
+            for slab in slabs:
+                slab.kernel[...] = slab.mpi
+
+    amr_solver.choose_staging = lambda asked, arch, cuda_aware, dtype, comm: Separate(dtype)
+
+
+def count_siblings() -> list:
+    """[n]: n counts the children of merges that came whole from other ranks from now on."""
+    from taichiflow.parallel.amr_solver import RankPackSolver
+    bring, counts = RankPackSolver._bring_siblings, [0]
+
+    def counted(solver, routes):
+        counts[0] += sum(len(leaves) for leaves in routes.siblings_in.values())
+        bring(solver, routes)
+    RankPackSolver._bring_siblings = counted
+    return counts
+
+
 def main_of(argv) -> None:
     folder = Path(argv[1])
+    poison_copies()
     from taichiflow.parallel.comm import world
     comm = world()
-    codes = {label: main(arguments) for label, arguments in runs_of(folder, comm.size).items()}
+    if comm.size == 4:
+        separate_buffers()
+    codes, siblings, counts = {}, {}, count_siblings()
+    for label, arguments in runs_of(folder, comm.size).items():
+        counts[0] = 0
+        codes[label] = main(arguments)
+        siblings[label] = comm.world.allreduce(counts[0])
     if comm.rank == 0:
         (folder / f"codes-{comm.size}.json").write_text(json.dumps(codes))
+        (folder / f"siblings-{comm.size}.json").write_text(json.dumps(siblings))
 
 
 if __name__ == "__main__":

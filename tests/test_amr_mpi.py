@@ -3,8 +3,8 @@ snapshots byte for byte and the same diagnostics rows (the totals too: each leaf
 are gathered and added with math.fsum, in no particular order), conservation to round-off, a
 checkpoint written on 4 ranks continued on 2 and one written on 2 continued on 1, and a full
 pool stopping 2 ranks with a checkpoint that a larger pool continues. Two launches in all
-(tests/amr_mpi_runs.py runs every case of a number of ranks in one), the one-rank runs in
-this process."""
+(tests/amr_mpi_runs.py runs every case of a number of ranks in one, the copies of other ranks'
+leaves NaN but for the cells a stage moves), the one-rank runs in this process."""
 import csv
 import json
 import os
@@ -89,6 +89,13 @@ def test_the_regrids_move_level_jumps_across_the_ranks(runs):
     launched(runs, 2)  # (the blast's leaves were shared out anew: rebalance_above = 1)
     shared = re.search(r"shared out anew after (\d+) regrids", (Path(runs) / "blast2d-2" / "run.log").read_text())
     assert shared and int(shared.group(1)) > 0
+
+
+def test_merges_take_their_siblings_whole_from_other_ranks(runs):
+    """(What the merges' comparison is worth: a copy holds only what a stage reads, so a merge
+    whose children lie on two ranks has them sent whole first.)"""
+    launched(runs, 4)
+    assert json.loads((Path(runs) / "siblings-4.json").read_text())["merges2d"] > 0
 
 
 def test_totals_are_conserved_to_round_off_on_four_ranks(runs):

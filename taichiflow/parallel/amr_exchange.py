@@ -1,9 +1,14 @@
-"""Whole blocks of U between the ranks of an adaptive run: the copies of other ranks' leaves
-refreshed before every stage, and a regrid's new blocks sent where they are held. Host
-buffers through MPI (numpy), the one-rank gather and scatter kernels at each end."""
+"""U between the ranks of an adaptive run: before every stage the cells of the copies of other
+ranks' leaves that this rank's kernels read (parallel/amr_slabs.py), packed on the device and
+moved through the staging the uniform grid's ghost slabs take ([parallel] exchange:
+parallel/staging.py: host, pinned, device or NCCL); and, rarely, whole blocks (a regrid's new
+blocks, the siblings a merge reads) through host buffers."""
 from __future__ import annotations
 
 import numpy as np
+import taichi as ti
+
+from .amr_slabs import HaloSlabs
 
 TAG = 7  # (one message per pair of ranks at a time: a fixed tag)
 
@@ -18,27 +23,58 @@ def swap(comm, outgoing: dict, incoming: dict, block_shape: tuple, dtype) -> dic
     return received
 
 
-class HaloRefresh:
-    """refresh(): U of this rank's copies from their owners (RankLayout's lists): one gather
-    of the blocks other ranks copy, the messages, one scatter."""
+def _runs(lists: dict) -> list:
+    """[(rank, start, end)]: each non-empty message's cells in the concatenation (rank order)."""
+    runs, start = [], 0
+    for q, entries in lists.items():
+        cells = HaloSlabs.cells(entries)
+        if cells:
+            runs.append((q, start, start + cells))
+            start += cells
+    return runs
 
-    def __init__(self, comm, layout, gather, scatter, block_shape: tuple, dtype):
-        self.comm, self.gather, self.scatter = comm, gather, scatter
-        self.block_shape, self.dtype = block_shape, dtype
-        self.sends = {q: s for q, s in layout.sends.items() if len(s)}
-        self.receives = {q: s for q, s in layout.receives.items() if len(s)}
-        self.send_slots = np.concatenate([np.zeros(0, np.int64), *self.sends.values()]).astype(np.int32)
-        self.receive_slots = np.concatenate([np.zeros(0, np.int64), *self.receives.values()]).astype(np.int32)
+
+def _row_array(lists: dict, runs: list):
+    """The messages' rows joined, each one's cells placed after the messages before it, as a
+    Taichi ndarray (on the device: the pack and unpack kernels take it at every refresh
+    without a copy); None where there are none."""
+    parts = [lists[q] + np.array([0, 0, 0, start]) for q, start, _ in runs]
+    if not parts:
+        return None
+    joined = np.concatenate(parts)
+    array = ti.ndarray(ti.i64, shape=joined.shape)
+    array.from_numpy(joined)
+    return array
+
+
+class SlabRefresh:
+    """refresh(): this rank's copies' cells that its kernels read, from their owners (a
+    HaloSlabs' lists): one pack launch of every cell the other ranks read into one buffer (a
+    slice per rank), the messages through `staging`, one unpack launch (U and W). The same code
+    serves every staging: only where the buffers live and how they travel differ."""
+
+    def __init__(self, comm, staging, slabs, pack, unpack, n_conserved: int):
+        self.comm, self.staging, self.pack, self.unpack = comm, staging, pack, unpack
+        self.send_runs, self.receive_runs = _runs(slabs.sends), _runs(slabs.receives)
+        self.n_sent = self.send_runs[-1][2] if self.send_runs else 0
+        self.n_received = self.receive_runs[-1][2] if self.receive_runs else 0
+        self._send_rows = _row_array(slabs.sends, self.send_runs)
+        self._receive_rows = _row_array(slabs.receives, self.receive_runs)
+        self._counts = (sum(len(slabs.sends[q]) for q, _, _ in self.send_runs),
+                        sum(len(slabs.receives[q]) for q, _, _ in self.receive_runs))
+        self._sent = staging.slab((max(self.n_sent, 1), n_conserved))
+        self._received = staging.slab((max(self.n_received, 1), n_conserved))
+        self.bytes_sent = self.n_sent * n_conserved * np.dtype(staging.numpy_dtype).itemsize  # (each refresh)
 
     def __call__(self) -> None:
-        if not self.sends and not self.receives:
+        if not self.send_runs and not self.receive_runs:
             return
-        outgoing = {}
-        if len(self.send_slots):
-            data, start = self.gather(self.send_slots), 0
-            for q, slots in self.sends.items():
-                outgoing[q], start = data[start:start + len(slots)], start + len(slots)
-        received = swap(self.comm, outgoing, {q: len(s) for q, s in self.receives.items()}, self.block_shape,
-                        self.dtype)
-        if len(self.receive_slots):
-            self.scatter(self.receive_slots, np.concatenate([received[q] for q in self.receives]))
+        if self.n_sent:
+            self.pack(self._send_rows, self._sent.kernel, self._counts[0])
+        self.staging.after_pack([self._sent])
+        sends = [(self._sent.mpi[a:b], q, TAG) for q, a, b in self.send_runs]
+        receives = [(self._received.mpi[a:b], q, TAG) for q, a, b in self.receive_runs]
+        self.staging.wait(self.staging.post(self.comm, sends, receives))
+        self.staging.before_unpack([self._received])
+        if self.n_received:
+            self.unpack(self._receive_rows, self._received.kernel, self._counts[1])

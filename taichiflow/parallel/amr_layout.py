@@ -5,9 +5,11 @@ steps of them (mesh/partition.HALO_DEPTH), so that every value its own leaves' s
 computed there exactly as on one rank: a leaf's same-level neighbours (the reader of W), the
 fine blocks whose U restricts into its ghost layers and whose face fluxes it takes at a level
 jump, and the coarse block a fine leaf's ghost layers are prolonged from, with that block's own
-ghost layers and neighbours (the second step). The copies' U are refreshed from their owners
-before every stage; only a rank's own leaves are stepped, so what the copies' ghost layers hold
-at the halo's outer edge (read from a void slot) never reaches a leaf that counts.
+ghost layers and neighbours (the second step). Before every stage the copies' cells that the
+rank's kernels read are refreshed from their owners (parallel/amr_slabs.py: all of them lie in
+copies that touch an own leaf, so the second step's copies receive none); only a rank's own
+leaves are stepped and checked, so what a copy holds elsewhere, and what the copies' ghost
+layers hold at the halo's outer edge (read from a void slot), never reaches a leaf that counts.
 
 The tables are the whole forest's (mesh.device_tables), their rows taken for the held leaves
 and their entries renumbered into the rank's slots: own leaves first (Morton order), then the
@@ -29,7 +31,7 @@ class RankLayout:
     def __init__(self, forest, owner: np.ndarray, ranks: int, rank: int, pairs=None):
         self.forest, self.ranks, self.rank = forest, ranks, rank
         self.owner = np.asarray(owner, np.int64)
-        pairs = touching_pairs(forest) if pairs is None else pairs
+        self.pairs = pairs = touching_pairs(forest) if pairs is None else pairs
         self.held = np.stack([reach(pairs, self.owner == q) for q in range(ranks)]) if len(self.owner) else \
             np.zeros((ranks, 0), bool)
         own = self.owner == rank

@@ -47,9 +47,11 @@ class RegridRoutes:
         children = old_layout.slot[restricted[mine_r, :-1]]
         self.restricted = np.concatenate([children, self.made_slot[at[restricted[mine_r, -1]], None]],
                                          axis=1).astype(np.int32).reshape(-1, restricted.shape[1])
-        # had[q, j]: rank q held new leaf j as a current copy before the regrid
-        had = np.zeros((ranks, n_new), bool)
-        had[:, self.kept] = old_layout.held[:, virtual[self.kept]]
+        # had[q, j]: rank q holds what it needs of kept leaf j: all of it where q owned it, the
+        # cells its copies' refresh brings (parallel/amr_slabs.py) where j stays a copy on q
+        had, each = np.zeros((ranks, n_new), bool), np.arange(ranks)[:, None]
+        owned_before, copy_after = old_layout.owner[virtual[self.kept]] == each, new_layout.owner[self.kept] != each
+        had[:, self.kept] = owned_before | (old_layout.held[:, virtual[self.kept]] & copy_after)
         wanted = new_layout.held & ~had
         self.sends = {q: np.flatnonzero(wanted[q] & (source == rank)) for q in range(ranks) if q != rank}
         self.receives = {q: np.flatnonzero(wanted[rank] & (source == q)) for q in range(ranks) if q != rank}
@@ -57,9 +59,22 @@ class RegridRoutes:
         here = np.where(self.kept & had[rank], old_layout.slot[np.where(self.kept, virtual, 0)], self.made_slot)
         self.from_slot = here[new_layout.local]
         self.old_slot_of_new = here  # (for the sends)
+        self.siblings_in, self.siblings_out = _merged_siblings(old_layout.owner, restricted[:, :-1], rank, ranks)
         counts = np.bincount(source[~self.kept], minlength=ranks)  # made per rank
         self.slots_needed = int(max((old_layout.slots_needed() + counts).max(), new_layout.slots_needed().max()))
 
     def send_slots(self, q: int) -> np.ndarray:
         """The slots here of the new leaves rank q receives from this rank (Morton order)."""
         return self.old_slot_of_new[self.sends[q]]
+
+
+def _merged_siblings(owner: np.ndarray, children: np.ndarray, rank: int, ranks: int) -> tuple[dict, dict]:
+    """({q: old leaves}, {q: old leaves}): the children of merges made here that rank q owns,
+    which q sends whole (a restriction reads every cell, and a copy holds only what a stage
+    reads), and the children this rank owns of merges q makes, in Morton order."""
+    maker = np.repeat(owner[children[:, 0]], children.shape[1])
+    leaves = children.reshape(-1)
+    holder = owner[leaves]
+    incoming = {q: np.sort(leaves[(maker == rank) & (holder == q)]) for q in range(ranks) if q != rank}
+    outgoing = {q: np.sort(leaves[(maker == q) & (holder == rank)]) for q in range(ranks) if q != rank}
+    return incoming, outgoing

@@ -3,7 +3,9 @@ numbers as one rank bit for bit.
 
 Every rank knows the whole forest (host arrays: cheap) and the partition (mesh/partition.py);
 its pool holds its own leaves and copies of the leaves around them (parallel/amr_layout.py),
-refreshed before every stage, and it steps its own leaves only, with the one-rank kernels.
+whose cells that its kernels read (parallel/amr_slabs.py) are refreshed before every stage,
+packed on the device and moved through [parallel] exchange's staging (parallel/staging.py),
+and it steps and checks its own leaves only, with the one-rank kernels.
 What a step reduces is reduced over the ranks exactly: the CFL rate and the model's globals by
 maximum, the totals by gathering every leaf's f64 totals and adding them with math.fsum
 (correctly rounded, so in no particular order), the regrid flags by gathering them in Morton
@@ -14,15 +16,19 @@ a new partition; the pool is rebuilt from the host (its tables are the whole for
 from __future__ import annotations
 
 import numpy as np
+import taichi as ti
 
 from ..kernels.amr.cells import NO_BAD_CELL
 from ..kernels.amr.solver import PackSolver, PoolExhausted
+from ..kernels.amr.transfer import make_slab_transfers
 from ..kernels.indexing import numpy_dtype
 from ..mesh import Block
 from ..mesh.partition import imbalance, split
-from .amr_exchange import HaloRefresh, swap
+from .amr_exchange import SlabRefresh, swap
 from .amr_layout import RankLayout, local_tables
 from .amr_routes import RegridRoutes
+from .amr_slabs import HaloSlabs
+from .staging import choose_staging
 
 
 class RankPoolExhausted(PoolExhausted):
@@ -37,11 +43,21 @@ class RankPoolExhausted(PoolExhausted):
 class RankPackSolver(PackSolver):
     """The PackSolver of rank comm.rank of comm.size (forest: the whole forest's)."""
 
-    def __init__(self, *args, comm, rebalance_above: float = 1.1, **kwargs):
+    def __init__(self, phys, *args, comm, rebalance_above: float = 1.1, exchange: str = "auto", **kwargs):
         self.comm, self.rebalance_above = comm, float(rebalance_above)
-        self.partition = self.layout = None
+        self.partition = self.layout = self._slab_transfers = None
         self.rebalances = 0  # regrids after which the leaves were shared out anew
-        super().__init__(*args, **kwargs)
+        arch = "cuda" if ti.lang.impl.current_cfg().arch == ti.cuda else "cpu"
+        cuda_aware = comm.cuda_aware() if arch == "cuda" and exchange in ("auto", "device") else False
+        self.staging = choose_staging(exchange, arch, cuda_aware, phys.dtype, comm)
+        super().__init__(phys, *args, **kwargs)
+        every = self.primitives  # (the step's W: of the own leaves; a copy's comes with its cells)
+        self.primitives = lambda n_active: every(self.n_owned)
+
+    @property
+    def exchange_path(self) -> str:
+        """The staging the copies' cells take (parallel/staging.py): host, pinned, device, nccl."""
+        return self.staging.name
 
     # --- the layout ------------------------------------------------------------------------------
     def _place(self, forest, partition=None) -> None:
@@ -59,8 +75,10 @@ class RankPackSolver(PackSolver):
         self.tables = local_tables(forest, layout, self.pool.capacity)
         self.region_slots.set(forest, layout.slot, layout.local)
         self.pool.upload(self.tables, self.region_slots)
-        self.refresh_halo = HaloRefresh(self.comm, layout, self._gather_conserved, self._scatter_conserved,
-                                        self.pool.block_shape + (self.phys.U.n,), numpy_dtype(self.pool.dtype))
+        if self._slab_transfers is None:
+            self._slab_transfers = make_slab_transfers(self.pool)
+        self.slabs = HaloSlabs(layout, self.pool.ghost)
+        self.refresh_halo = SlabRefresh(self.comm, self.staging, self.slabs, *self._slab_transfers, self.phys.U.n)
 
     @property
     def n_owned(self) -> int:
@@ -81,11 +99,11 @@ class RankPackSolver(PackSolver):
 
     # --- what the ranks reduce ---------------------------------------------------------------------
     def check_state(self):
-        """check_state over the ranks: the copies refreshed, the check over every leaf held
-        (a copy's values are its owner's), then the largest rate, the model's globals and the
-        last bad cell in Morton order over the ranks."""
+        """check_state over the ranks: the copies refreshed, the check over the own leaves
+        (a copy is current only where this rank's kernels read it), then the largest rate, the
+        model's globals and the last bad cell in Morton order over the ranks."""
         self.refresh_halo()
-        self._check(self.pool.n_active)
+        self._check(self.n_owned)
         fields = self.check_fields
         if len(self.phys.model.globals):
             fields.globals_max.from_numpy(self.comm.allreduce_max(fields.globals_max.to_numpy()))
@@ -149,6 +167,7 @@ class RankPackSolver(PackSolver):
         if not ghosts_current:  # (prolongation reads the parents' outer neighbours)
             self.primitives(self.pool.n_active)
             self.fill_ghosts()
+        self._bring_siblings(routes)
         if len(routes.prolonged) or len(routes.restricted):
             self._apply(routes.prolonged if len(routes.prolonged) else np.zeros((1, 3), np.int32),
                         routes.restricted if len(routes.restricted) else
@@ -157,6 +176,17 @@ class RankPackSolver(PackSolver):
                         [len(routes.prolonged), len(routes.restricted)] + [0] * 8)
         self._use(new, partition, layout)  # (the tables only: the state is moved below)
         return self._refilled(routes)
+
+    def _bring_siblings(self, routes) -> None:
+        """The whole U of the other ranks' children of the merges made here, into their copies'
+        slots (a restriction reads every cell; a copy is current only where a stage reads it)."""
+        slot = self.layout.slot
+        outgoing = {q: self._gather_conserved(slot[leaves].astype(np.int32))
+                    for q, leaves in routes.siblings_out.items() if len(leaves)}
+        received = swap(self.comm, outgoing, {q: len(leaves) for q, leaves in routes.siblings_in.items()},
+                        self.pool.block_shape + (self.phys.U.n,), numpy_dtype(self.pool.dtype))
+        for q, blocks in received.items():
+            self._scatter_conserved(slot[routes.siblings_in[q]].astype(np.int32), blocks)
 
     def _refilled(self, routes) -> bool:
         """The new layout's slots filled from the old slots, the blocks made here and the

@@ -103,7 +103,7 @@ def _built_pack(case: ResolvedCase, initial: bool, capacity: int) -> Built:
     capacity = capacity or amr.pool_slots(len(forest.levels))
     extent = tuple(zip(grid.lower, grid.upper))
     try:
-        solver = solver_class(amr)(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
+        solver = solver_class(amr, case.parallel.exchange)(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
                                    indicator_fields(case, model), amr.epsilon, [Region.of(r) for r in amr.regions])
         fill = make_pool_fill(solver.pool, prepared.initial, model.primitive, roots, grid.lower, grid.upper, params,
                               cell_average(case, phys))
@@ -115,13 +115,14 @@ def _built_pack(case: ResolvedCase, initial: bool, capacity: int) -> Built:
                  prepared.shock_jump, case=prepared.case)
 
 
-def solver_class(amr: AmrTable):
-    """PackSolver on one rank; on many, each rank's share of the forest (parallel/amr_solver.py)."""
+def solver_class(amr: AmrTable, exchange: str = "auto"):
+    """PackSolver on one rank; on many, each rank's share of the forest (parallel/amr_solver.py),
+    its copies' cells moved through the staging [parallel] exchange names."""
     comm = world()
     if comm.size == 1:
         return PackSolver
     from ..parallel.amr_solver import RankPackSolver
-    return functools.partial(RankPackSolver, comm=comm, rebalance_above=amr.rebalance_above)
+    return functools.partial(RankPackSolver, comm=comm, rebalance_above=amr.rebalance_above, exchange=exchange)
 
 
 def refine_initial_state(solver: PackSolver, fill, criteria: Criteria) -> None:

@@ -54,3 +54,40 @@ def make_block_transfers(pool):
         scatter_kernel(np.ascontiguousarray(slots, dtype=np.int32), flat, len(slots))
 
     return gather_of(pool.W, pool.phys.W.n), gather_of(pool.U, pool.phys.U.n), scatter_conserved
+
+
+def make_slab_transfers(pool):
+    """(pack, unpack): listed cells of the pool to and from one contiguous buffer, one launch
+    each, for the copies of other ranks' leaves (parallel/amr_exchange.py). `rows` is an int64
+    (count, 4) array of (slot, row of the block along its last axis, the row's cells as bits,
+    where its first cell goes in the buffer): a thread a row. The buffer holds U's vectors.
+    Unpacking writes W = prim(U) of each cell too: a copy's W is read only where its U arrived,
+    so no pass over the copies' whole blocks is needed."""
+    dim, N, dtype, phys, U, W = pool.dim, pool.N, pool.dtype, pool.phys, pool.U, pool.W
+    vector = ti.types.vector(phys.U.n, dtype)
+
+    @ti.func
+    def cell(rows: ti.template(), k, i):
+        """The pool index of cell i along the last axis of listed row k."""
+        row = ti.cast(rows[k, 1], ti.i32)
+        return pool_index(ti.cast(rows[k, 0], ti.i32), [(row // N ** (dim - 2 - d)) % N for d in range(dim - 1)] + [i])
+
+    def copier(to_buffer: bool):
+        @ti.kernel
+        def copy(rows: ti.types.ndarray(dtype=ti.i64, ndim=2), buffer: ti.types.ndarray(dtype=vector, ndim=1),
+                 count: ti.i32):
+            for k in range(count):
+                at = ti.cast(rows[k, 3], ti.i32)
+                for i in range(N):
+                    if (rows[k, 2] >> i) & 1:
+                        I = cell(rows, k, i)
+                        if ti.static(to_buffer):
+                            buffer[at] = U[I]
+                        else:
+                            u = buffer[at]
+                            U[I] = u
+                            W[I] = phys.prim(u)
+                        at += 1
+        return copy
+
+    return copier(True), copier(False)
