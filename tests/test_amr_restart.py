@@ -1,7 +1,8 @@
 """Checkpoints and restarts of adaptive runs: bit for bit across regrids, a full pool stopping
-the run with a checkpoint that a larger pool continues, and `--max-wall-time` then `--resume`
-from the command line."""
+the run with a checkpoint that a larger pool continues (grow = false, or a device whose memory
+cannot hold the pool's growth), and `--max-wall-time` then `--resume` from the command line."""
 import csv
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from taichiflow import checkpoint
 from taichiflow.cli import main
 from taichiflow.errors import CheckpointError, RunInterrupted, SimulationError
 from taichiflow.io import read_pvd
+from taichiflow.run import device_memory
 from taichiflow.run.adaptive import AdaptiveRun
 
 
@@ -58,15 +60,23 @@ def test_restart_is_bit_exact_across_regrids(tmp_path, arch):
     assert read_pvd(tmp_path / "again" / "series.pvd") == read_pvd(tmp_path / "full" / "series.pvd")
 
 
-def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arch):
+@pytest.fixture(scope="module")
+def ample(tmp_path_factory, arch):
+    """The blast with a pool that never runs full: its final state and diagnostics rows."""
+    folder = tmp_path_factory.mktemp("ample")
+    run = run_case(folder, ["amr.capacity=512"], text=BLAST, arch=arch)
+    run.run(folder / "out")
+    assert not run.grown
+    return state(run), table(folder / "out" / "diagnostics.csv"), folder / "out"
+
+
+def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arch, ample):
     """A pool that holds the initial forest but not a later regrid's: with grow = false the run
     stops with a message naming the key and a checkpoint of the state before that regrid;
     continued with a larger pool it ends where a run with that pool from the start ends, bit
     for bit. With grow = true (the default) the pool is rebuilt twice as large in the run,
     which ends there too."""
-    ample = run_case(tmp_path, ["amr.capacity=512"], text=BLAST, arch=arch)
-    ample.run(tmp_path / "ample")
-    expected = state(ample)
+    expected, rows, _ = ample
     small = run_case(tmp_path, ["amr.capacity=60", "amr.grow=false"], text=BLAST, arch=arch)
     with pytest.raises(SimulationError, match=r"the regrid after step (\d+) .*the forest needs \d+ block slots and "
                                               r"the pool has 60: raise \[amr\] capacity\. The state before it is in "
@@ -78,12 +88,53 @@ def test_full_pool_stops_with_a_checkpoint_a_larger_pool_continues(tmp_path, arc
     resumed = run_case(tmp_path, ["amr.capacity=512"], initial=False, text=BLAST, arch=arch)
     resumed.run(tmp_path / "small", restart=loaded)
     assert same_state(expected, state(resumed))
-    assert table(tmp_path / "small" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")
+    assert table(tmp_path / "small" / "diagnostics.csv") == rows
     grown = run_case(tmp_path, ["amr.capacity=60"], text=BLAST, arch=arch)  # (grow = true: the default)
     grown.run(tmp_path / "grown")
     assert [(before, after) for _, before, after in grown.grown] == [(60, 120), (120, 240)][:len(grown.grown)]
     assert grown.grown and same_state(expected, state(grown))
-    assert table(tmp_path / "grown" / "diagnostics.csv") == table(tmp_path / "ample" / "diagnostics.csv")
+    assert table(tmp_path / "grown" / "diagnostics.csv") == rows
+
+
+def test_growth_past_the_memory_grows_what_fits_then_stops_with_a_checkpoint(tmp_path, arch, ample, monkeypatch,
+                                                                               capsys):
+    """A device (device_memory.available, replaced) whose memory holds 102 block slots beside
+    its margin: the blast's first growth (84 slots needed, 105 asked) grows the pool of 32 to
+    what fits; a later regrid that needs more than fits stops the run with exit code 2, a
+    message naming [amr] capacity and the numbers, and a checkpoint of the state before that
+    regrid, which `--resume --set amr.capacity=N` continues to the unconstrained run's
+    snapshots and rows, byte for byte."""
+    case = tmp_path / "blast.toml"
+    case.write_text(BLAST)
+    out = tmp_path / "out"
+    run_case(tmp_path, ["amr.capacity=32"], text=BLAST, arch=arch)  # (its pool's bytes a slot: the fields')
+    per_slot = device_memory.taichi_field_bytes() // 32
+    device = device_memory.Memory(0, 4 * device_memory.GIB, "a test device")
+    holds = device.margin + 102 * per_slot  # (what the pool uses of it is not free)
+    monkeypatch.setattr(device_memory, "available",
+                        lambda arch: device._replace(free=holds - device_memory.taichi_field_bytes()))
+    options = ["--quiet", "--arch", arch, "--precision", "f64", "--set", "run.fast_math=false"]
+    assert main(["run", str(case), "--out", str(out), *options, "--set", "amr.capacity=32"]) == 2
+    message = capsys.readouterr().err
+    log = (out / "run.log").read_text()
+    grown = int(re.search(r"the forest needed 84 block slots and the pool had 32: rebuilt with (\d+)", log)[1])
+    assert 84 <= grown < 105 and f"step 4: a pool of 105 block slots would not fit, a test device holds at most " \
+                                 f"{grown} slots" in log
+    stop = re.search(rf"the regrid after step (\d+) .*: the forest needs (\d+) block slots and the pool has {grown}, "
+                     rf"but a test device holds at most (\d+) slots: .* at [\d,]+ bytes a slot: raise \[amr\] capacity "
+                     rf"to \2 or more where .*B more is free .* The state before it is in .*checkpoint_\d+\.npz: "
+                     rf"continue with .*--resume .* --set amr\.capacity=(\d+)`", message)
+    assert stop, message
+    assert int(stop[3]) < int(stop[2]) <= int(stop[4]) and f"FAILED: {stop[0]}" in log
+    loaded = checkpoint.load_newest(out)
+    assert loaded.header["regrid_due"] and loaded.header["step"] == int(stop[1])
+    monkeypatch.undo()
+    assert main(["run", str(out / "case.toml"), "--resume", str(out), *options,
+                 "--set", f"amr.capacity={stop[4]}"]) == 0
+    assert table(out / "diagnostics.csv") == ample[1]
+    snapshots = sorted(path.name for path in ample[2].glob("snapshot_*.vtu"))
+    assert sorted(path.name for path in out.glob("snapshot_*.vtu")) == snapshots
+    assert all((out / name).read_bytes() == (ample[2] / name).read_bytes() for name in snapshots)
 
 
 def test_uniform_checkpoint_is_refused(tmp_path, capsys):

@@ -14,7 +14,7 @@ from ..parallel.agree import agreed, agreed_reason
 from .adaptive_failure import initial_failure, step_failure
 from .adaptive_outputs import AdaptiveOutputs
 from .adaptive_restart import restart_adaptive, write_adaptive_checkpoint
-from .build_amr import build_pack, criteria_of
+from .build_amr import build_pack, criteria_of, grown_capacity
 from .restart import as_loaded
 from .stopping import RunStopped, StopFlag, checkpoint_due, output_times
 
@@ -28,7 +28,9 @@ class AdaptiveRun:
         `resolved` is the case as built (run/build.py's prepare: its "auto" settings, model file
         and parameters settled), which the run reads; `case` its dict form, kept because it is
         the run's document: case.toml and the checkpoints record it, a restart compares it."""
-        built = build_pack(case, initial)
+        self._pending, self._said = [], set()
+        self.note = self._pending.append  # where the run's notes go (run() sets its log and says these there)
+        built = build_pack(case, initial, note=self._say)
         self.resolved = built.case
         self.case = self.resolved.as_dict()
         self.solver, self.model, self.plan = built.solver, built.model, built.plan
@@ -37,7 +39,6 @@ class AdaptiveRun:
         self.cells_stepped = 0     # leaf cells times the steps they took (the rate's numerator)
         self.state_good = True     # False once a failure left a state that is not the last good one
         self.grown = []            # (step, slots before, slots after) of each time the pool grew
-        self.note = lambda line: None  # where the run's notes go (run() sets its log)
         grid = self.resolved.grid
         self.cells, self.lower, self.upper = grid.cells, grid.lower, grid.upper
         self.regrid_seconds = 0.0
@@ -70,8 +71,8 @@ class AdaptiveRun:
 
     def regrid(self) -> None:
         """Split and merge blocks by the [amr] criteria (a full pool grows, or with [amr] grow =
-        false raises PoolExhausted, the state as it was); the time it takes is counted in
-        regrid_seconds."""
+        false, or past the device's memory, raises PoolExhausted, the state as it was); the time
+        it takes is counted in regrid_seconds."""
         started = wallclock.perf_counter()
         try:
             if self._adapted():
@@ -97,18 +98,26 @@ class AdaptiveRun:
             return self.solver.adapt(criteria)  # (the same flags from the same state)
 
     def _grow(self, needed: int) -> None:
-        """Rebuild the pool with twice the slots (at least 5/4 of `needed`) and the same
-        leaves and state, as a restart with a larger [amr] capacity would: Taichi starts anew
-        and the kernels compile again; the steps after it are those of a larger pool from the
-        start, bit for bit."""
+        """Rebuild the pool with twice the slots (at least 5/4 of `needed`; fewer where the
+        device's memory holds fewer, and PoolBeyondMemory, the state untouched, where it cannot
+        hold `needed`: build_amr.grown_capacity) and the same leaves and state, as a restart
+        with a larger [amr] capacity would: Taichi starts anew and the kernels compile again;
+        the steps after it are those of a larger pool from the start, bit for bit."""
         old = self.solver
-        leaves, conserved, capacity = old.forest.leaves, old.conserved_blocks(), old.pool.capacity
-        larger = max(2 * capacity, needed + needed // 4)
-        self.solver = build_pack(self.resolved, initial=False, capacity=larger).solver
+        capacity, staged = old.pool.capacity, old.leaf_cells() * old.phys.U.n * (4 if self.precision == "f32" else 8)
+        larger = grown_capacity(capacity, needed, staged, self._say, f"step {self.step_count}")
+        leaves, conserved = old.forest.leaves, old.conserved_blocks()
+        self.solver = build_pack(self.resolved, initial=False, capacity=larger, note=self._say).solver
         self.solver.load(leaves, conserved)
         self.grown.append((self.step_count, capacity, larger))
         self.note(f"step {self.step_count}: the forest needed {needed} block slots and the pool had {capacity}: "
                   f"rebuilt with {larger} ([amr] capacity sets the first size, grow = false stops instead)")
+
+    def _say(self, line: str) -> None:
+        """A note for run.log, each said once (a device of unknown memory at every growth)."""
+        if line not in self._said:
+            self._said.add(line)
+            self.note(line)
 
     def uniform(self, level: int | None = None) -> np.ndarray:
         """The primitive state on the uniform grid of `level` (default: the finest allowed): a
@@ -146,6 +155,9 @@ class AdaptiveRun:
         stops it with a checkpoint of the state before the regrid; a failed step writes the last
         good state's snapshot. Both errors propagate."""
         self.note = log
+        for line in self._pending:  # (what the build said before the log was open)
+            log(line)
+        self._pending.clear()
         loaded = as_loaded(restart) if restart else None
         if loaded:
             for line in [f"restarting from {loaded.path}", *restart_adaptive(self, loaded, allow_change)]:
@@ -164,12 +176,13 @@ class AdaptiveRun:
             raise RunInterrupted(f"stopped by {stopped} after step {self.step_count} (t = {self.t:.9g}), "
                                  f"checkpoint {saved}; continue with `taichiflow run {outputs.folder / 'case.toml'} "
                                  f"--resume {outputs.folder}`") from None
-        except PoolExhausted as full:
+        except PoolExhausted as full:  # (grow = false, or beyond the device's memory: build_amr.PoolBeyondMemory)
             outputs.csv.flush()
             saved = write_adaptive_checkpoint(self, outputs, regrid_due=True)
+            larger = getattr(full, "resume_capacity", 2 * full.needed)
             raise SimulationError(f"the regrid after step {self.step_count} (t = {self.t:.6g}): {full}. The state "
                                   f"before it is in {saved}: continue with `taichiflow run {outputs.folder / 'case.toml'} "
-                                  f"--resume {outputs.folder} --set amr.capacity={2 * full.needed}`") from None
+                                  f"--resume {outputs.folder} --set amr.capacity={larger}`") from None
         except SimulationError:
             if self.state_good:
                 log(f"the last good state: {outputs.snapshot().name}")

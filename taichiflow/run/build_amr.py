@@ -1,8 +1,13 @@
 """From a loaded case with [amr] to a PackSolver holding its initial state, refined before the
-first step so that initial interfaces and shocks start at the finest level."""
+first step so that initial interfaces and shocks start at the finest level; and how large a
+pool that ran full is built again (grown_capacity: as far as the device's memory allows)."""
 from __future__ import annotations
 
 import functools
+import socket
+from typing import NamedTuple
+
+import taichi as ti
 
 from ..bound_model import BoundModel
 from ..errors import CaseError, ModelError
@@ -15,6 +20,7 @@ from ..parallel.comm import world
 from .. import registry
 from ..registry import FINITE_VOLUME, methods
 from ..resolved import AmrTable, ResolvedCase
+from . import device_memory
 from .build import Built, cell_average, plan_for, prepare
 
 
@@ -70,12 +76,13 @@ def criteria_of(amr: AmrTable) -> Criteria:
     return Criteria(amr.refine_above, amr.derefine_below, amr.gradient_above, amr.criteria_up_to)
 
 
-def build_pack(case, initial: bool = True, capacity: int = 0) -> Built:
+def build_pack(case, initial: bool = True, capacity: int = 0, note=lambda line: None) -> Built:
     """The PackSolver of a case with [amr] (a ResolvedCase, or case.load_case's dict), its
     initial state set and refined (initial=False: the root blocks with their state unset, for a
     restart or a larger pool to load its own; capacity: the pool's block slots, instead of [amr]
-    capacity). A pool too small for the initial refinement is built again twice as large ([amr]
-    grow; else PoolExhausted). Built.case is the case settled (run/build.py's prepare)."""
+    capacity). A pool too small for the initial refinement is built again larger ([amr] grow:
+    grown_capacity, whose lines go to `note`; else PoolExhausted). Built.case is the case
+    settled (run/build.py's prepare)."""
     case = ResolvedCase.of(case)
     while True:
         try:
@@ -83,7 +90,9 @@ def build_pack(case, initial: bool = True, capacity: int = 0) -> Built:
         except PoolExhausted as full:
             if not case.amr.grow:
                 raise
-            capacity = max(2 * full.capacity, full.needed + full.needed // 4)
+            capacity = grown_capacity(full.capacity, full.needed, 0, note, "the initial refinement")
+            note(f"the initial refinement needed {full.needed} block slots and the pool had {full.capacity}: "
+                 f"built again with {capacity}")
 
 
 def _built_pack(case: ResolvedCase, initial: bool, capacity: int) -> Built:
@@ -135,3 +144,93 @@ def refine_initial_state(solver: PackSolver, fill, criteria: Criteria) -> None:
             break
         fill()
         solver.check_state()
+
+
+# --- a full pool's growth, as far as the device's memory allows -------------------------------------
+UNKNOWN_MEMORY = ("the device's free memory is unknown (run/device_memory.py): a full pool grows without a bound, "
+                  "and a device too small for it ends the run with Taichi's allocation error")
+
+
+class Fit(NamedTuple):
+    """The most block slots a pool may have on one rank, and the numbers that decide it."""
+    slots: int
+    free: int       # bytes free on the rank's device, now
+    pool: int       # bytes of the rank's current pool (all of Taichi's fields), released first
+    staged: int     # bytes the move to the new pool stages beside it (the leaves' U)
+    margin: int     # bytes kept free (run/device_memory.py)
+    per_slot: int   # the current pool's bytes over its slots (its few fixed bytes counted per slot)
+    sharing: int    # ranks sharing the device (each takes an equal part of what is free)
+    where: str
+
+    def describe(self) -> str:
+        shared = f" (shared by {self.sharing} ranks)" if self.sharing > 1 else ""
+        staged = f" and the {in_bytes(self.staged)} the move stages" if self.staged else ""
+        return (f"{self.where} holds at most {self.slots} slots: {in_bytes(self.free)} free{shared} and the pool's "
+                f"{in_bytes(self.pool)}, less a margin of {in_bytes(self.margin)}{staged}, at {self.per_slot:,} "
+                f"bytes a slot")
+
+
+class PoolBeyondMemory(PoolExhausted):
+    """A full pool that the device's memory cannot make large enough: the run stops as with
+    [amr] grow = false (a checkpoint of the state before the regrid), never in Taichi's
+    allocator."""
+
+    def __init__(self, needed: int, capacity: int, fit: Fit, ranks: int = 1):
+        super().__init__(needed, capacity)
+        self.fit, self.resume_capacity = fit, needed + needed // 4
+        more = (needed - fit.slots) * fit.per_slot
+        self.args = (f"{'a rank' if ranks > 1 else 'the forest'} needs {needed} block slots and the pool has "
+                     f"{capacity}, but {fit.describe()}: raise [amr] capacity to {needed} or more where "
+                     f"{in_bytes(more)} more is free (a larger device{', or more ranks' if ranks > 1 else ''})",)
+
+
+def in_bytes(n: int) -> str:
+    """n bytes as a person reads them: 3 digits and a unit."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def grown_capacity(capacity: int, needed: int, staged: int, note, when: str) -> int:
+    """The size a pool of `capacity` slots is built again with where the forest needs `needed`:
+    twice as many (at least 5/4 of the need), or fewer where the device's memory holds fewer
+    (memory_fit, every rank alike), said to `note`; PoolBeyondMemory where it cannot hold
+    `needed`. staged: bytes the move to the new pool stages beside it."""
+    larger = max(2 * capacity, needed + needed // 4)
+    fit = memory_fit(capacity, staged)
+    if fit is None:
+        note(UNKNOWN_MEMORY)
+        return larger
+    if fit.slots < needed:
+        raise PoolBeyondMemory(needed, capacity, fit, world().size)
+    if fit.slots < larger:
+        note(f"{when}: a pool of {larger} block slots would not fit, {fit.describe()}")
+    return min(larger, fit.slots)
+
+
+def memory_fit(capacity: int, staged: int) -> Fit | None:
+    """The most slots every rank's pool may have once the current ones (of `capacity` slots)
+    are released: the most constrained rank's Fit, the same on every rank (one gather); ranks
+    that share a device share what it has free. None where no rank knows its memory."""
+    arch = "cuda" if ti.lang.impl.current_cfg().arch == ti.cuda else "cpu"
+    memory, pool = device_memory.available(arch), device_memory.taichi_field_bytes()
+    key = socket.gethostname() + (f":{device_memory.visible_device()}" if arch == "cuda" else "")
+    ranks = _every_rank((key, memory if pool else None, pool, staged))
+    keys = [rank[0] for rank in ranks]
+    fits = [_fit(*rank[1:], capacity, keys.count(rank[0])) for rank in ranks if rank[1]]
+    return min(fits, default=None)
+
+
+def _fit(memory: device_memory.Memory, pool: int, staged: int, capacity: int, sharing: int) -> Fit:
+    """One rank's Fit: its part of what its device has free (the margin kept), plus its pool,
+    less what the move stages, at its pool's bytes a slot."""
+    per_slot = -(-pool // capacity)
+    budget = (memory.free - memory.margin) // sharing + pool - staged
+    return Fit(max(budget, 0) // per_slot, memory.free, pool, staged, memory.margin, per_slot, sharing, memory.where)
+
+
+def _every_rank(entry) -> list:
+    """Every rank's `entry`, in rank order (a collective: every rank calls it at once)."""
+    comm = world()
+    return [entry] if comm.size == 1 else comm.world.allgather(entry)
