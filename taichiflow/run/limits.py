@@ -8,12 +8,10 @@ interval wrote files by the hundred thousand. Each now ends with one line naming
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-from pathlib import Path
 
 from ..errors import CaseError
 from ..resolved import ResolvedCase
+from . import device_memory
 
 MAX_SNAPSHOTS = 10_000        # [output] interval may ask for at most this many snapshots
 MAX_BLOCK_CELLS = 2 ** 31     # a kernel's range over the cells is indexed in 32 bits
@@ -32,35 +30,16 @@ def memory_needed(plan, n_conserved: int, n_primitive: int, n_fields: int) -> tu
 
 
 def available_host_memory() -> int | None:
-    """Bytes this process may still use: MemAvailable, or the cgroup's limit if lower."""
-    available = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                available = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        used = int(Path("/sys/fs/cgroup/memory.current").read_text())
-        if limit != "max":
-            left = int(limit) - used
-            available = left if available is None else min(available, left)
-    except (OSError, ValueError):
-        pass
-    return available
+    """Bytes this process may still use: MemAvailable, or the cgroup's room if lower."""
+    memory = device_memory.host_memory()
+    return memory.free if memory else None
 
 
 def available_device_memory() -> int | None:
-    """Free bytes of the GPU this process uses (the first of CUDA_VISIBLE_DEVICES), from
-    nvidia-smi; None where it cannot be asked."""
-    device = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.free", "--format=csv,noheader,nounits",
-                              "-i", device], capture_output=True, text=True, timeout=10).stdout.strip()
-        return int(out.splitlines()[0]) * 1024 * 1024
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
+    """Free bytes of the GPU this process uses (the first of CUDA_VISIBLE_DEVICES); None where
+    it cannot be asked."""
+    memory = device_memory.cuda_memory()
+    return memory.free if memory else None
 
 
 def _gigabytes(n: int) -> str:
