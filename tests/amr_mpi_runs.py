@@ -97,29 +97,31 @@ def runs_of(folder: Path, ranks: int) -> dict:
 def poison_copies() -> None:
     """Every refresh of the copies (parallel/amr_exchange.py) preceded by U and W = NaN in the
     copies' whole blocks: only the cells it moves are then numbers."""
+    import numpy as np
     import taichi as ti
     from taichiflow.kernels.amr.pool import pool_index
     from taichiflow.parallel.amr_solver import RankPackSolver
     use = RankPackSolver._use
 
-    def poisoned_use(solver, forest, partition, layout):
-        use(solver, forest, partition, layout)
-        pool, refresh, copies = solver.pool, solver.refresh_halo, (layout.n_owned, len(layout.local))
+    def poisoned_use(solver, forest, partition, layout, *tables):
+        use(solver, forest, partition, layout, *tables)
+        pool, refresh = solver.pool, solver.refresh_halo
+        copies = np.ascontiguousarray(layout.local_slots[layout.n_owned:], np.int32)
         if not hasattr(pool, "poison"):
             nan_u = [float("nan")] * pool.phys.U.n
             nan_w = [float("nan")] * pool.phys.W.n
 
             @ti.kernel
-            def poison(first: ti.i32, last: ti.i32):
-                for J in ti.grouped(ti.ndrange((first, last), *((pool.N,) * pool.dim))):
-                    I = pool_index(J[0], [J[1 + d] for d in range(pool.dim)])
+            def poison(slots: ti.types.ndarray(dtype=ti.i32, ndim=1)):
+                for J in ti.grouped(ti.ndrange(slots.shape[0], *((pool.N,) * pool.dim))):
+                    I = pool_index(slots[J[0]], [J[1 + d] for d in range(pool.dim)])
                     pool.U[I] = ti.Vector(nan_u, dt=pool.dtype)
                     pool.W[I] = ti.Vector(nan_w, dt=pool.dtype)
             pool.poison = poison
 
         def refreshed():
-            if copies[1] > copies[0]:
-                pool.poison(*copies)
+            if len(copies):
+                pool.poison(copies)
             refresh()
         solver.refresh_halo = refreshed
 

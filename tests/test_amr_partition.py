@@ -10,10 +10,11 @@ import pytest
 
 from taichiflow.mesh import Forest
 from taichiflow.mesh.block import direction_index, touching_octants
-from taichiflow.mesh.partition import Partition, imbalance, loads, of_owners, reach, split, touching_pairs
+from taichiflow.mesh.partition import (Partition, imbalance, loads, of_owners, reach, split, touching_pairs,
+                                      updated_pairs)
 from taichiflow.mesh.slot_arrays import LeafSlots
 from taichiflow.mesh.tables import RELATION_CODES, device_tables
-from taichiflow.parallel.amr_layout import RankLayout, local_tables
+from taichiflow.parallel.amr_layout import RankLayout, local_tables, updated_local_tables
 from taichiflow.parallel.amr_routes import RegridRoutes
 from taichiflow.parallel.amr_slabs import HaloSlabs
 
@@ -128,41 +129,169 @@ def test_local_tables_name_the_held_leaves_or_the_void_slot():
     assert np.all((entries == -1) | (entries < k) | (entries == capacity - 1))
     # an own leaf's neighbours are all held: none of its entries is the void slot
     assert not np.any(tables.neighbour[:layout.n_owned] == capacity - 1)
+    # the held leaves' rows looked up for them alone are the whole forest's rows renumbered
+    for got, want in zip(tables[:4], whole_tables(forest, layout, capacity)):
+        assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("rebalance", [False, True])
-def test_regrid_routes_deliver_every_new_leaf_once(rebalance):
-    forest = random_forest(seed=6)
-    ranks = 3
-    partition = split(forest, ranks)
-    rng = np.random.default_rng(1)
-    new = forest.refined_where(rng.random(len(forest.levels)) < 0.3, rng.random(len(forest.levels)) < 0.6)
-    old_owner = partition.owners(forest)
-    new_owner = split(new, ranks).owners(new) if rebalance else partition.owners(new)
-    routes = []
-    for r in range(ranks):
-        old_layout = RankLayout(forest, old_owner, ranks, r)
-        new_layout = RankLayout(new, new_owner, ranks, r)
-        routes.append((RegridRoutes(old_layout, new_layout), new_layout))
-    made = np.zeros(len(new.levels), int)
-    for r, (route, new_layout) in enumerate(routes):
-        made[np.flatnonzero(route.made_slot >= 0)] += 1
-        for q in range(ranks):
-            if q != r:
-                assert np.array_equal(route.sends[q], routes[q][0].receives[r])
-        arriving = np.concatenate([np.zeros(0, np.int64)] + [route.receives[q] for q in route.receives])
-        have = new_layout.local[route.from_slot >= 0]
-        assert np.array_equal(np.sort(np.concatenate([have, arriving])), np.sort(new_layout.local))
-        # a copy holds only what a stage reads: a leaf that becomes this rank's own comes whole
-        own = new_layout.local[:new_layout.n_owned]
-        kept_here = own[route.kept[own] & (route.from_slot[:new_layout.n_owned] >= 0)]
-        assert np.all(old_owner[new.tiling.matches(forest.tiling)[0][kept_here]] == r)
-        # the children of a merge made here that other ranks own come whole before it
-        for q in range(ranks):
-            if q != r:
-                assert np.array_equal(route.siblings_in[q], routes[q][0].siblings_out[r])
-                assert np.all(old_owner[route.siblings_in[q]] == q)
-    assert np.all(made[~routes[0][0].kept] == 1) and np.all(made[routes[0][0].kept] == 0)
+def whole_tables(forest, layout, capacity):
+    """The rank's tables as first built: the whole forest's rows (a slot per leaf), those of
+    the held leaves renumbered into their slots, the leaves not held named by the void slot."""
+    n = len(forest.levels)
+    whole = device_tables(forest, LeafSlots(forest, np.arange(n)), n, faces_only=True)
+    renumber = np.full(n, capacity - 1, np.int64)
+    renumber[layout.local] = layout.local_slots
+    tables = local_tables(forest, layout, capacity)
+    expected = [np.full_like(tables.level, -1), np.full_like(tables.origin, -1), np.full_like(tables.neighbour, -1),
+                np.full_like(tables.relation, BOUNDARY)]
+    slots = layout.local_slots
+    expected[0][slots], expected[1][slots], expected[3][slots] = (whole.level[layout.local],
+                                                                  whole.origin[layout.local],
+                                                                  whole.relation[layout.local])
+    entries = whole.neighbour[layout.local]
+    expected[2][slots] = np.where(entries >= 0, renumber[np.maximum(entries, 0)], -1)
+    expected[0][-1], expected[1][-1] = 0, 0
+    return expected
+
+
+def regrid_chain(dim, ranks, rebalance, seed, steps=3):
+    """A random forest (2D or 3D, a periodic axis) and `steps` random regrids of it on
+    `ranks` ranks: [(old layouts, new layouts, routes per rank, capacity)], each regrid's
+    layouts placed in the slots its routes plan."""
+    roots, periodic = ((4, 3), (True, False)) if dim == 2 else ((2, 2, 1), (True, False, False))
+    forest = random_forest(roots, periodic, 2, seed, 4, 0.3)
+    rng = np.random.default_rng(seed)
+    forests = [forest]
+    for _ in range(steps):
+        n = len(forests[-1].levels)
+        forests.append(forests[-1].refined_where(rng.random(n) < 0.15, rng.random(n) < 0.5))
+    capacity = 2 * max(len(f.levels) for f in forests) + 8
+    owner, pairs = split(forest, ranks).owners(forest), touching_pairs(forest)
+    layouts = [RankLayout(forest, owner, ranks, r, pairs) for r in range(ranks)]
+    chain = []
+    for new in forests[1:]:
+        new_owner = split(new, ranks).owners(new) if rebalance else of_owners(forest, owner, ranks).owners(new)
+        pairs = updated_pairs(pairs, forest, new)  # (as the solver does)
+        after = [RankLayout(new, new_owner, ranks, r, pairs) for r in range(ranks)]
+        routes = [RegridRoutes(layouts[r], after[r], capacity) for r in range(ranks)]
+        assert all(route.slots_needed <= capacity for route in routes)
+        for layout, route in zip(after, routes):
+            layout.place(route.slots)
+        chain.append((layouts, after, routes, capacity))
+        forest, owner, layouts = new, new_owner, after
+    return chain
+
+
+def block_of(forest, leaf):
+    return int(forest.levels[leaf]), tuple(forest.coords[leaf].tolist())
+
+
+@pytest.mark.parametrize("dim,ranks,rebalance,seed", [(2, 3, False, 6), (2, 3, True, 6), (2, 4, True, 2),
+                                                      (3, 2, False, 1), (3, 3, True, 3)])
+def test_a_regrid_moves_only_the_blocks_that_change_rank(dim, ranks, rebalance, seed):
+    """Each rank's pool followed block by block through a chain of regrids (what each slot
+    holds, and whether whole or only the cells a refresh brings): a leaf held before and after
+    stays in its slot, the new blocks are made from held sources in slots no old block holds,
+    and the blocks that cross through host buffers are exactly those a rank holds after and
+    had no current copy of (or a merge's siblings): none is moved or rebuilt that need not be."""
+    crossed = kept_in_place = 0
+    for old, new, routes, capacity in chain_of(dim, ranks, rebalance, seed):
+        forest, after = old[0].forest, new[0].forest
+        pools = [{int(s): (block_of(forest, j), j < len(forest.levels) and layout.owner[j] == r)
+                  for j, s in zip(layout.local, layout.local_slots)} for r, layout in enumerate(old)]
+        theirs, _ = after.tiling.matches(forest.tiling)
+        made = sum((route.made_slot >= 0).astype(int) for route in routes)  # (each new leaf made once)
+        assert np.all(made[theirs < 0] == 1) and np.all(made[theirs >= 0] == 0)
+        for r, route in enumerate(routes):
+            for q, leaves in route.siblings_in.items():
+                for j, s in zip(leaves, old[r].slot[leaves]):
+                    assert pools[q][int(old[q].slot[j])] == (block_of(forest, j), True)
+                    pools[r][int(s)] = (block_of(forest, j), True)
+                    crossed += 1
+        for r, route in enumerate(routes):
+            made_slots = np.concatenate([route.prolonged[:, 1], route.restricted[:, -1]])
+            assert not np.isin(made_slots, old[r].local_slots).any() and np.all(made_slots < capacity - 1)
+            for parent, child, octant in route.prolonged.tolist():
+                level, coords = pools[r][parent][0]
+                assert pools[r][parent][1]
+                made = (level + 1, tuple(2 * c + ((octant >> d) & 1) for d, c in enumerate(coords)))
+                pools[r][child] = (made, True)
+            for row in route.restricted.tolist():
+                assert all(pools[r][child][1] for child in row[:-1])
+                level, coords = pools[r][row[0]][0]
+                pools[r][row[-1]] = ((level - 1, tuple(c // 2 for c in coords)), True)
+        parcels = {}
+        for r, route in enumerate(routes):
+            for q in route.sends:
+                parcels[r, q] = [pools[r][int(s)] for s in route.send_slots(q)]
+                assert all(whole for _, whole in parcels[r, q])
+        for r, route in enumerate(routes):
+            for q in route.receives:
+                assert [block for block, _ in parcels[q, r]] == [block_of(after, j) for j in route.receives[q]]
+                for s, parcel in zip(route.receive_slots(q), parcels[q, r]):
+                    pools[r][int(s)] = parcel
+                crossed += len(parcels[q, r])
+        for r, layout in enumerate(new):
+            slots = layout.local_slots
+            assert len(set(slots.tolist())) == len(slots) and slots.max() < capacity - 1
+            for k, (j, s) in enumerate(zip(layout.local, slots)):
+                assert pools[r][int(s)][0] == block_of(after, j)
+                assert pools[r][int(s)][1] or k >= layout.n_owned  # (an own leaf's block whole)
+            stayed = theirs[layout.local] >= 0
+            stayed[stayed] = old[r].slot[theirs[layout.local[stayed]]] >= 0
+            assert np.array_equal(slots[stayed], old[r].slot[theirs[layout.local[stayed]]])
+            kept_in_place += int(stayed.sum())
+            # what crosses is what this rank had no current copy of: made elsewhere or new to it
+            owned_before = np.zeros(len(after.levels), bool)
+            owned_before[theirs >= 0] = old[r].owner[theirs[theirs >= 0]] == r
+            copy_kept = np.zeros(len(after.levels), bool)
+            copy_kept[layout.local[stayed]] = layout.owner[layout.local[stayed]] != r
+            made_here = routes[r].made_slot >= 0
+            expected = layout.local[~(owned_before | copy_kept | made_here)[layout.local]]
+            arrived = np.concatenate([np.zeros(0, np.int64), *routes[r].receives.values()])
+            assert np.array_equal(np.sort(arrived), np.sort(expected))
+    assert kept_in_place > 2 * crossed > 0  # (before: every held block through the host)
+
+
+@pytest.mark.parametrize("dim,ranks,rebalance,seed", [(2, 3, False, 6), (2, 4, True, 2), (3, 3, True, 3)])
+def test_a_regrid_uploads_only_the_table_rows_that_change(dim, ranks, rebalance, seed):
+    """The tables updated in place equal those built anew for the same slots (and those made
+    from the whole forest's rows), and the rows they list as changed, the upload, are exactly
+    the rows that differ."""
+    built = {}
+    for old, new, _, capacity in chain_of(dim, ranks, rebalance, seed):
+        for r in range(ranks):
+            before = built.get(r) or local_tables(old[r].forest, old[r], capacity)
+            copies = [np.copy(a) for a in before[:4]]
+            tables = updated_local_tables(before, old[r], new[r])
+            fresh = whole_tables(new[r].forest, new[r], capacity)
+            for got, want in zip(tables[:4], fresh):
+                assert np.array_equal(got, want)
+            assert np.array_equal(tables.active, new[r].local_slots)
+            differ = np.flatnonzero(np.any(copies[2].reshape(capacity, -1) != fresh[2].reshape(capacity, -1), axis=1)
+                                    | np.any(copies[3] != fresh[3], axis=1) | (copies[0] != fresh[0])
+                                    | np.any(copies[1] != fresh[1], axis=1))
+            assert np.array_equal(tables.changed, differ)
+            assert len(differ) < len(new[r].local)
+            built[r] = tables
+
+
+@pytest.mark.parametrize("dim,seed", [(2, 6), (2, 2), (3, 3)])
+def test_touching_pairs_carry_over_a_regrid(dim, seed):
+    """The pairs kept from before and those of the new leaves looked up are the new forest's
+    (as a set; touching is symmetric), through a chain of regrids."""
+    chain = chain_of(dim, 2, False, seed)
+    pairs = touching_pairs(chain[0][0][0].forest)
+    for old, new, _, _ in chain:
+        pairs = updated_pairs(pairs, old[0].forest, new[0].forest)
+        fresh = touching_pairs(new[0].forest)
+        assert set(zip(*[side.tolist() for side in pairs])) == set(zip(*[side.tolist() for side in fresh]))
+        assert set(zip(*[side.tolist() for side in fresh])) == set(zip(*[side.tolist() for side in fresh[::-1]]))
+
+
+@functools.lru_cache(maxsize=None)
+def chain_of(dim, ranks, rebalance, seed):
+    return regrid_chain(dim, ranks, rebalance, seed)
 
 
 class KernelReads:

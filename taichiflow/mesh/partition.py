@@ -75,25 +75,40 @@ def imbalance(owner: np.ndarray, ranks: int, weights: np.ndarray | None = None) 
     return float(load.max() / mean) if mean > 0 else 1.0
 
 
-def touching_pairs(forest) -> tuple[np.ndarray, np.ndarray]:
+def touching_pairs(forest, leaves: np.ndarray | None = None, faces_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(i, j): every ordered pair of distinct leaves that touch at a face, edge or corner
-    (periodic wraps included), as leaf indices."""
+    (periodic wraps included), as leaf indices; only those with i in `leaves` if given; only
+    across faces if faces_only (the pairs a faces-only table's rows name)."""
     tiling = forest.tiling
-    offsets, _ = offsets_array(forest.dim)
-    near = around(tiling, tiling.levels, tiling.coords, offsets, with_children=True)
+    offsets, _ = offsets_array(forest.dim, faces_only)
+    leaves = np.arange(len(tiling.levels)) if leaves is None else np.asarray(leaves, np.int64)
+    near = around(tiling, tiling.levels[leaves], tiling.coords[leaves], offsets, with_children=True)
     plain = ~near.refined
-    first = [near.block[plain]]
+    first = [leaves[near.block[plain]]]
     second = [near.cover[plain]]
     refined = np.flatnonzero(near.refined)
     if len(refined):
         children = near.children[refined]
         shown = (children >= 0) & touching_table(offsets)[near.offset[refined]]
         row, octant = np.nonzero(shown)
-        first.append(near.block[refined[row]])
+        first.append(leaves[near.block[refined[row]]])
         second.append(children[row, octant])
     i, j = np.concatenate(first), np.concatenate(second)
     keep = i != j  # (a periodic axis of one root block: a block touches itself)
     return i[keep], j[keep]
+
+
+def updated_pairs(pairs: tuple[np.ndarray, np.ndarray], old, new) -> tuple[np.ndarray, np.ndarray]:
+    """touching_pairs(new) (the same pairs, in another order) from the old forest's `pairs`
+    after a regrid: the pairs of two kept leaves carry over, renumbered, and only the new
+    leaves' are looked up (touching is symmetric: each is taken both ways), so the work
+    follows the changes, not the whole forest."""
+    theirs, ours = new.tiling.matches(old.tiling)
+    i, j = ours[pairs[0]], ours[pairs[1]]
+    kept = (i >= 0) & (j >= 0)
+    a, b = touching_pairs(new, np.flatnonzero(theirs < 0))
+    other_kept = theirs[b] >= 0  # (a pair of two new leaves is found from both sides already)
+    return (np.concatenate([i[kept], a, b[other_kept]]), np.concatenate([j[kept], b, a[other_kept]]))
 
 
 def reach(pairs: tuple[np.ndarray, np.ndarray], start: np.ndarray, depth: int = HALO_DEPTH) -> np.ndarray:

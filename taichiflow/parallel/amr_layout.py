@@ -11,24 +11,30 @@ copies that touch an own leaf, so the second step's copies receive none); only a
 leaves are stepped and checked, so what a copy holds elsewhere, and what the copies' ghost
 layers hold at the halo's outer edge (read from a void slot), never reaches a leaf that counts.
 
-The tables are the whole forest's (mesh.device_tables), their rows taken for the held leaves
-and their entries renumbered into the rank's slots: own leaves first (Morton order), then the
-copies (Morton order), then free slots, the last slot the void one.
+The tables are what the whole forest's (mesh.device_tables) would be with their rows taken for
+the held leaves and their entries renumbered into the rank's slots, but only the held leaves'
+rows are looked up (and after a regrid only those that change: updated_local_tables). The
+slots: as first placed, own leaves first (Morton order), then the copies (Morton order); after
+a regrid, a leaf held before keeps its slot (parallel/amr_routes.py); the last slot is the void
+one.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..mesh.partition import reach, touching_pairs
-from ..mesh.slot_arrays import NO_SLOT, LeafSlots
-from ..mesh.tables import RELATION_CODES, DeviceTables, device_tables
+from ..mesh.slot_arrays import NO_SLOT
+from ..mesh.tables import RELATION_CODES, ROWS_AT_ONCE, DeviceTables
+from ..mesh.tables import _write_rows as write_rows  # (the rows of some leaves: the one-rank tables' own code)
+from ..mesh.tiling import distinct
 
 
 class RankLayout:
     """The leaves of `forest` each rank holds under `owner` (a rank per leaf, non-decreasing),
-    and for rank `rank`: its slots and its exchange lists."""
+    and for rank `rank`: its slots (`slots`, aligned with `local`: slots 0..k-1 unless a
+    regrid kept its blocks where they were, parallel/amr_routes.py) and its exchange lists."""
 
-    def __init__(self, forest, owner: np.ndarray, ranks: int, rank: int, pairs=None):
+    def __init__(self, forest, owner: np.ndarray, ranks: int, rank: int, pairs=None, slots=None):
         self.forest, self.ranks, self.rank = forest, ranks, rank
         self.owner = np.asarray(owner, np.int64)
         self.pairs = pairs = touching_pairs(forest) if pairs is None else pairs
@@ -37,11 +43,25 @@ class RankLayout:
         own = self.owner == rank
         self.local = np.concatenate([np.flatnonzero(own), np.flatnonzero(self.held[rank] & ~own)])
         self.n_owned = int(own.sum())
+        self.place(np.arange(len(self.local)) if slots is None else slots)
+
+    def place(self, slots: np.ndarray) -> None:
+        """The held leaves in `slots` (aligned with `local`)."""
+        self.local_slots = np.asarray(slots, np.int64)
         self.slot = np.full(len(self.owner), NO_SLOT, np.int64)  # global leaf index -> this rank's slot
-        self.slot[self.local] = np.arange(len(self.local))
-        self.sends = {q: self.slot[np.flatnonzero(own & self.held[q])] for q in range(ranks) if q != rank}
-        self.receives = {q: self.slot[np.flatnonzero((self.owner == q) & self.held[rank])]
-                         for q in range(ranks) if q != rank}
+        self.slot[self.local] = self.local_slots
+
+    @property
+    def sends(self) -> dict:
+        """{q: the slots of the own leaves rank q holds copies of} (Morton order)."""
+        own = self.owner == self.rank
+        return {q: self.slot[np.flatnonzero(own & self.held[q])] for q in range(self.ranks) if q != self.rank}
+
+    @property
+    def receives(self) -> dict:
+        """{q: the slots of the copies here of rank q's leaves} (Morton order)."""
+        return {q: self.slot[np.flatnonzero((self.owner == q) & self.held[self.rank])]
+                for q in range(self.ranks) if q != self.rank}
 
     @property
     def first(self) -> int:
@@ -52,25 +72,53 @@ class RankLayout:
         """Per rank the slots its pool needs: its leaves, the copies, the void slot."""
         return self.held.sum(axis=1) + 1
 
+    def leaf_in(self, slot: int) -> int:
+        """The global index of the leaf held in `slot`."""
+        return int(self.local[np.flatnonzero(self.local_slots == slot)[0]])
+
 
 def local_tables(forest, layout: RankLayout, capacity: int) -> DeviceTables:
-    """The kernels' tables of this rank's pool (faces only, as one rank's): the held leaves in
-    slots 0..k-1; an entry naming a leaf this rank does not hold names the void slot (the
-    last), so that nothing reads outside the pool."""
-    n, local = len(forest.levels), layout.local
-    whole = device_tables(forest, LeafSlots(forest, np.arange(n)), max(n, 1), faces_only=True)
-    void = capacity - 1
-    renumber = np.full(n + 1, void, np.int64)  # (index n: NO_SLOT, mapped back below)
-    renumber[local] = np.arange(len(local))
-    directions, fan = whole.neighbour.shape[1], whole.neighbour.shape[2]
-    level = np.full(capacity, -1, np.int32)
-    origin = np.full((capacity, forest.dim), -1, np.int32)
-    neighbour = np.full((capacity, directions, fan), NO_SLOT, np.int32)
-    relation = np.full((capacity, directions), RELATION_CODES["boundary"], np.int8)
-    k = len(local)
-    level[:k], origin[:k], relation[:k] = whole.level[local], whole.origin[local], whole.relation[local]
-    entries = whole.neighbour[local].astype(np.int64)
-    named = entries != NO_SLOT
-    neighbour[:k] = np.where(named, renumber[np.where(named, entries, n)], NO_SLOT)
-    level[void], origin[void] = 0, 0
-    return DeviceTables(level, origin, neighbour, relation, np.arange(k, dtype=np.int32))
+    """The kernels' tables of this rank's pool (faces only, as one rank's): the held leaves'
+    rows in their slots, looked up for them only; an entry naming a leaf this rank does not
+    hold names the void slot (the last), so that nothing reads outside the pool."""
+    dim, directions = forest.dim, 3 ** forest.dim
+    tables = DeviceTables(np.full(capacity, -1, np.int32), np.full((capacity, dim), -1, np.int32),
+                          np.full((capacity, directions, 1 << dim), NO_SLOT, np.int32),
+                          np.full((capacity, directions), RELATION_CODES["boundary"], np.int8),
+                          layout.local_slots.astype(np.int32))
+    tables.level[capacity - 1], tables.origin[capacity - 1] = 0, 0
+    write_held_rows(tables, layout, np.sort(layout.local))
+    return tables
+
+
+def write_held_rows(tables: DeviceTables, layout: RankLayout, leaves: np.ndarray) -> None:
+    """The rows of the held leaves at global indices `leaves` (ascending) written into their
+    slots, the leaves this rank does not hold named by the void slot."""
+    void = len(tables.level) - 1
+    slot_of = np.where(layout.slot != NO_SLOT, layout.slot, void)
+    for start in range(0, len(leaves), ROWS_AT_ONCE):
+        write_rows(tables, layout.forest, slot_of, leaves[start:start + ROWS_AT_ONCE], True)
+
+
+def updated_local_tables(tables: DeviceTables, old: RankLayout, new: RankLayout) -> DeviceTables:
+    """local_tables(new.forest, new, capacity) from the old layout's, in place, for a regrid
+    after which each leaf held before and after keeps its slot (parallel/amr_routes.py): the
+    rows of the leaves held anew are looked up, of the kept ones only those that face a new
+    leaf or a leaf held anew or no longer (whose entry turns from the void slot to a slot or
+    back); the freed slots' rows are cleared. `changed` lists the rows written, the upload."""
+    theirs, _ = new.forest.tiling.matches(old.forest.tiling)
+    kept = theirs >= 0
+    held = new.slot != NO_SLOT
+    was_held = np.zeros(len(held), bool)
+    was_held[kept] = old.slot[theirs[kept]] != NO_SLOT
+    stayed = was_held & held  # (in the same slot)
+    facing = np.zeros(len(held), bool)  # (what the rows name: the leaf across a face, or its children there)
+    facing[touching_pairs(new.forest, np.flatnonzero(~kept | (held != was_held)), faces_only=True)[1]] = True
+    rows = np.flatnonzero(held & (~stayed | facing))
+    freed = np.setdiff1d(old.local_slots, new.slot[stayed], assume_unique=True)
+    tables.level[freed], tables.origin[freed] = -1, -1
+    tables.neighbour[freed], tables.relation[freed] = NO_SLOT, RELATION_CODES["boundary"]
+    write_held_rows(tables, new, rows)
+    changed = distinct(np.concatenate([freed, new.slot[rows]]), len(tables.level))
+    return tables._replace(active=new.local_slots.astype(np.int32), changed=changed)
+

@@ -9,9 +9,12 @@ and it steps and checks its own leaves only, with the one-rank kernels.
 What a step reduces is reduced over the ranks exactly: the CFL rate and the model's globals by
 maximum, the totals by gathering every leaf's f64 totals and adding them with math.fsum
 (correctly rounded, so in no particular order), the regrid flags by gathering them in Morton
-order. A regrid makes its new blocks where their sources are (parallel/amr_routes.py), then
-moves them to the ranks that hold them under the carried-over or, past [amr] rebalance_above,
-a new partition; the pool is rebuilt from the host (its tables are the whole forest's rows).
+order. A regrid keeps on the device what it can, as one rank's does: the leaves a rank holds
+before and after stay in their slots, it makes the new blocks whose sources it holds with the
+one-rank kernel in free slots, and only the blocks that change rank (the carried-over or, past
+[amr] rebalance_above, a new partition; the siblings of a merge) cross, whole, through host
+buffers (parallel/amr_routes.py); only the tables' changed rows are looked up and uploaded
+(parallel/amr_layout.py: updated_local_tables), in the launch that makes the new blocks.
 """
 from __future__ import annotations
 
@@ -19,13 +22,14 @@ import numpy as np
 import taichi as ti
 
 from ..kernels.amr.cells import NO_BAD_CELL
+from ..kernels.amr.pool import padded
 from ..kernels.amr.solver import PackSolver, PoolExhausted
 from ..kernels.amr.transfer import make_slab_transfers
 from ..kernels.indexing import numpy_dtype
 from ..mesh import Block
-from ..mesh.partition import imbalance, split
+from ..mesh.partition import imbalance, split, updated_pairs
 from .amr_exchange import SlabRefresh, swap
-from .amr_layout import RankLayout, local_tables
+from .amr_layout import RankLayout, local_tables, updated_local_tables
 from .amr_routes import RegridRoutes
 from .amr_slabs import HaloSlabs
 from .staging import choose_staging
@@ -70,11 +74,15 @@ class RankPackSolver(PackSolver):
             raise RankPoolExhausted(needed, self.pool.capacity)
         self._use(forest, partition, layout)
 
-    def _use(self, forest, partition, layout) -> None:
+    def _use(self, forest, partition, layout, tables=None) -> None:
+        """The pool's forest, layout and exchange lists; tables: the tables as the device has
+        them already (after a regrid), else built and uploaded whole."""
         self.forest, self.partition, self.layout, self.slots = forest, partition, layout, None
-        self.tables = local_tables(forest, layout, self.pool.capacity)
-        self.region_slots.set(forest, layout.slot, layout.local)
-        self.pool.upload(self.tables, self.region_slots)
+        if tables is None:
+            tables = local_tables(forest, layout, self.pool.capacity)
+            self.region_slots.set(forest, layout.slot, layout.local)
+            self.pool.upload(tables, self.region_slots)
+        self.tables = tables
         if self._slab_transfers is None:
             self._slab_transfers = make_slab_transfers(self.pool)
         self.slabs = HaloSlabs(layout, self.pool.ghost)
@@ -95,7 +103,7 @@ class RankPackSolver(PackSolver):
         else:
             at = {block: k for k, block in enumerate(leaves)}
             rows = np.array([at[self.forest.leaves[g]] for g in self.layout.local], np.int64)
-        self._scatter_conserved(np.arange(len(rows), dtype=np.int32), np.asarray(conserved)[rows])
+        self._scatter_conserved(self.layout.local_slots.astype(np.int32), np.asarray(conserved)[rows])
 
     # --- what the ranks reduce ---------------------------------------------------------------------
     def check_state(self):
@@ -113,7 +121,7 @@ class RankPackSolver(PackSolver):
         key = -1
         if bad != NO_BAD_CELL:
             slot, cell = divmod(bad, per_block)
-            key = int(self.layout.local[slot]) * per_block + cell
+            key = self.layout.leaf_in(slot) * per_block + cell
         key = int(self.comm.allreduce_max(np.array([key], np.int64))[0])
         if key < 0:
             return rate, None
@@ -129,7 +137,7 @@ class RankPackSolver(PackSolver):
 
     def conserved_blocks(self) -> np.ndarray:
         """Every leaf's U in Morton order, on every rank (gathered)."""
-        return self._allgather(self._gather_conserved(np.arange(self.n_owned, dtype=np.int32)))
+        return self._allgather(self._gather_conserved(self.layout.local_slots[:self.n_owned].astype(np.int32)))
 
     def primitive_blocks(self, leaves=None) -> dict:
         """{leaf: W} of every leaf on rank 0 (an empty dict elsewhere: a snapshot), or of
@@ -151,7 +159,10 @@ class RankPackSolver(PackSolver):
 
     # --- adapting --------------------------------------------------------------------------------
     def moved_to(self, new, ghosts_current: bool = False) -> bool:
-        """PackSolver.moved_to on every rank at once (`new`: the same forest on each)."""
+        """PackSolver.moved_to on every rank at once (`new`: the same forest on each): the
+        blocks kept here stay in their slots, those made here are made on the device in free
+        slots, in the launch that writes the tables' changed rows, and the blocks that change
+        rank cross whole (parallel/amr_routes.py)."""
         if new == self.forest:
             return False
         partition = self.partition
@@ -160,52 +171,50 @@ class RankPackSolver(PackSolver):
             partition = split(new, self.comm.size)
             owner = partition.owners(new)
             self.rebalances += 1
-        layout = RankLayout(new, owner, self.comm.size, self.comm.rank)
-        routes = RegridRoutes(self.layout, layout)
+        pairs = updated_pairs(self.layout.pairs, self.forest, new)  # (the new leaves' looked up only)
+        layout = RankLayout(new, owner, self.comm.size, self.comm.rank, pairs)
+        routes = RegridRoutes(self.layout, layout, self.pool.capacity)
         if routes.slots_needed > self.pool.capacity:
             raise RankPoolExhausted(routes.slots_needed, self.pool.capacity)
+        layout.place(routes.slots)
         if not ghosts_current:  # (prolongation reads the parents' outer neighbours)
             self.primitives(self.pool.n_active)
             self.fill_ghosts()
         self._bring_siblings(routes)
-        if len(routes.prolonged) or len(routes.restricted):
-            self._apply(routes.prolonged if len(routes.prolonged) else np.zeros((1, 3), np.int32),
-                        routes.restricted if len(routes.restricted) else
-                        np.zeros((1, routes.restricted.shape[1]), np.int32),
-                        np.zeros((1, 1), np.int32), np.zeros(1, np.int32),
-                        [len(routes.prolonged), len(routes.restricted)] + [0] * 8)
-        self._use(new, partition, layout)  # (the tables only: the state is moved below)
-        return self._refilled(routes)
+        tables = updated_local_tables(self.tables, self.layout, layout)
+        self.region_slots.set(new, layout.slot, routes.placed)
+        update = self.pool.stage(tables, self.region_slots)
+        rows, listed, counts = padded(update)
+        prolonged, restricted = routes.prolonged, routes.restricted
+        self._apply(prolonged if len(prolonged) else np.zeros((1, 3), np.int32),
+                    restricted if len(restricted) else np.zeros((1, restricted.shape[1]), np.int32),
+                    rows, listed, [len(prolonged), len(restricted)] + counts)
+        self.pool.took(update)
+        self._swap_blocks({q: routes.send_slots(q) for q in routes.sends},
+                          {q: routes.receive_slots(q) for q in routes.receives})
+        self._use(new, partition, layout, tables)
+        self.checked = self.check_state()
+        return True
 
     def _bring_siblings(self, routes) -> None:
         """The whole U of the other ranks' children of the merges made here, into their copies'
         slots (a restriction reads every cell; a copy is current only where a stage reads it)."""
         slot = self.layout.slot
-        outgoing = {q: self._gather_conserved(slot[leaves].astype(np.int32))
-                    for q, leaves in routes.siblings_out.items() if len(leaves)}
-        received = swap(self.comm, outgoing, {q: len(leaves) for q, leaves in routes.siblings_in.items()},
-                        self.pool.block_shape + (self.phys.U.n,), numpy_dtype(self.pool.dtype))
-        for q, blocks in received.items():
-            self._scatter_conserved(slot[routes.siblings_in[q]].astype(np.int32), blocks)
+        self._swap_blocks({q: slot[leaves] for q, leaves in routes.siblings_out.items()},
+                          {q: slot[leaves] for q, leaves in routes.siblings_in.items()})
 
-    def _refilled(self, routes) -> bool:
-        """The new layout's slots filled from the old slots, the blocks made here and the
-        blocks received; then checked (`checked`)."""
-        here = routes.from_slot >= 0
-        outgoing_slots = {q: routes.send_slots(q) for q in routes.sends}
-        slots = np.concatenate([routes.from_slot[here], *outgoing_slots.values()]).astype(np.int32)
-        data = self._gather_conserved(slots)
-        state = np.empty((len(routes.from_slot),) + data.shape[1:], data.dtype)
-        state[here], start = data[:int(here.sum())], int(here.sum())
-        outgoing = {}
-        for q, sent in outgoing_slots.items():
-            outgoing[q], start = data[start:start + len(sent)], start + len(sent)
-        received = swap(self.comm, outgoing, {q: len(r) for q, r in routes.receives.items()}, data.shape[1:],
-                        data.dtype)
-        position = np.full(len(self.forest.levels), -1, np.int64)
-        position[self.layout.local] = np.arange(len(self.layout.local))
-        for q, block in received.items():
-            state[position[routes.receives[q]]] = block
-        self._scatter_conserved(np.arange(len(state), dtype=np.int32), state)
-        self.checked = self.check_state()
-        return True
+    def _swap_blocks(self, outgoing: dict, incoming: dict) -> None:
+        """Whole blocks' U between the ranks through host buffers: those in the slots
+        `outgoing` names ({rank: slots here}) sent, those arriving into the slots `incoming`
+        names; one gather and one scatter launch at most."""
+        sent = np.concatenate([np.zeros(0, np.int64), *outgoing.values()]).astype(np.int32)
+        data = self._gather_conserved(sent) if len(sent) else None
+        messages, start = {}, 0
+        for q, slots in outgoing.items():
+            if len(slots):
+                messages[q], start = data[start:start + len(slots)], start + len(slots)
+        received = swap(self.comm, messages, {q: len(slots) for q, slots in incoming.items()},
+                        self.pool.block_shape + (self.phys.U.n,), numpy_dtype(self.pool.dtype))
+        if received:
+            self._scatter_conserved(np.concatenate([incoming[q] for q in received]).astype(np.int32),
+                                    np.concatenate(list(received.values())))
