@@ -1,11 +1,13 @@
-"""Runs for tests/test_mpi.py, under `mpirun -n K python tests/mpi_runs.py FOLDER KIND`: the
-runs of one kind one after the other in one MPI launch (a launch per run would start Python
-and Taichi again each time), each with `taichiflow run` as a user types it.
+"""Runs for tests/test_mpi.py, under `mpirun -n K python tests/mpi_runs.py FOLDER KIND...`: the
+runs of the kinds one after the other in one MPI launch (a launch per run would start Python
+and Taichi again each time, and compile again what the launch compiled before), each with
+`taichiflow run` as a user types it.
 
-Kinds: "cases" (the shipped cases the test compares with one rank, small), "restart" (from the
-checkpoint FOLDER/checkpointed/CHECKPOINT given as a third argument), "fail" (a run that meets
-a bad cell on the last rank), "gpu" (GPU_CASES on CUDA, f64 with fast-math off, every rank on
-the machine's GPUs round robin: on one GPU the ranks share it).
+Kinds: "cases" (the shipped cases the test compares with one rank, small), "restart
+CHECKPOINT" (RESTARTED's run continued from CHECKPOINT), "fail" (a run that meets a bad cell
+on the last rank: its exit code, 2, is the launch's; last), "gpu" (GPU_CASES on CUDA, f64 with
+fast-math off, every rank on the machine's GPUs round robin: on one GPU the ranks share it). A
+run of another kind that fails ends the launch with exit code 3.
 """
 import sys
 from pathlib import Path
@@ -25,16 +27,20 @@ COMMON = ["--quiet", "--arch", "cpu", "--precision", "f64"]
 # across 2x2 blocks (riemann2d_muscl_hancock, whose predicted states cross blocks too); WENO5's
 # three ghost layers and walls in 3D (sedov3d_weno5); PLM in 3D with symmetry and absorbing faces
 # (bubble). (Once here too, and covered by these: Sod's tube, a 1D WENO5 run; Sedov with PLM; the
-# unsplit Kelvin-Helmholtz run, which also is test_mpi.py's restart: checkpointed on 4 ranks, its
-# snapshots those of the restarts on 2 ranks and on one, bit for bit.)
+# unsplit Kelvin-Helmholtz run.) kelvin_helmholtz_split is also test_mpi.py's restart (RESTARTED):
+# it writes checkpoints on every number of ranks, and the one of 4 ranks continues on 2 and on one
+# with the snapshots of the run never stopped, bit for bit (the restarts compile the kernels of
+# the runs compared, which the launch and the test's process have compiled already).
 CASES = {
     "shu_osher": ("shu_osher.toml", ["--set", "grid.cells=[64]", "--set", "time.end=0.3",
                                      "--set", "scheme.reconstruction='plm'"]),
-    "kelvin_helmholtz_split": ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.1",
+    "kelvin_helmholtz_split": ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.15",
                                                          "--set", "scheme.dimensional_splitting=true",
                                                          "--set", "scheme.integrator='euler'",
                                                          "--set", "scheme.reconstruction='plm'",
-                                                         "--set", "output.diagnostics_every=4"]),
+                                                         "--set", "output.diagnostics_every=4",
+                                                         "--set", "output.interval=0.05",
+                                                         "--set", "output.checkpoint_interval=0.05"]),
     # MUSCL-Hancock's states half a step ahead cross the blocks' faces as W does (kernels/predictor.py)
     "riemann2d_muscl_hancock": ("riemann2d.toml", ["--set", "grid.cells=[20,16]", "--set", "time.end=0.05",
                                                    "--set", "scheme.reconstruction='muscl_hancock'",
@@ -67,8 +73,7 @@ GPU_CASES = {
 }
 SPLITS = {2: {"sedov3d_weno5": "[1,1,2]", "kelvin_helmholtz_split": "[2,1]"},
           4: {"sedov3d_weno5": "[1,2,2]", "riemann2d_muscl_hancock": "[2,2]", "kelvin_helmholtz_split": "[2,2]"}}
-RESTARTED = ("kelvin_helmholtz.toml", ["--set", "grid.cells=[24,16]", "--set", "time.end=0.15",
-                                       "--set", "output.interval=0.05", "--set", "output.checkpoint_interval=0.05"])
+RESTARTED = "kelvin_helmholtz_split"  # (checkpointed at t = 0.1 and 0.15: the last two kept)
 FAILING = ("toro_123.toml", ["--set", "grid.cells=[400]", "--set", "scheme.variables='conserved_characteristic'",
                              "--set", "scheme.riemann='hllc'", "--set", "scheme.positivity_fallback=false",
                              "--set", "initial.regions.0.point=[0.6]"])
@@ -83,26 +88,35 @@ def case_run(name: str, folder: Path, ranks: int, gpu: bool = False) -> list:
             *(GPU_COMMON if gpu else COMMON), *settings, *extra]
 
 
+def restart_run(checkpoint, ranks: int) -> list:
+    """The command-line arguments of RESTARTED's run continued from `checkpoint` (into its
+    folder) on `ranks` ranks, split as RESTARTED's run on that many ranks is."""
+    arguments = case_run(RESTARTED, Path(checkpoint).parent, ranks)
+    out = arguments.index("--out")
+    return arguments[:out] + ["--restart", str(checkpoint)] + arguments[out + 3:]  # (--out DIR --overwrite)
+
+
 def main_of(argv) -> None:
-    folder, kind = Path(argv[1]), argv[2]
+    folder, kinds = Path(argv[1]), list(argv[2:])
     from taichiflow.parallel.comm import world
     ranks = world().size
-    if kind in ("cases", "gpu"):
-        for name in (RANK_CASES[ranks] if kind == "cases" else GPU_CASES):
-            code = main(case_run(name, folder, ranks, gpu=kind == "gpu"))
+    while kinds:
+        kind = kinds.pop(0)
+        if kind in ("cases", "gpu"):
+            runs = [case_run(name, folder, ranks, gpu=kind == "gpu")
+                    for name in (RANK_CASES[ranks] if kind == "cases" else GPU_CASES)]
+        elif kind == "restart":
+            runs = [restart_run(kinds.pop(0), ranks)]
+        elif kind == "fail":
+            case, settings = FAILING
+            sys.exit(main(["run", str(ROOT / "cases" / case), "--out", str(folder / "failing"), *COMMON, *settings]))
+        else:
+            raise SystemExit(f"unknown kind {kind!r}")
+        for arguments in runs:
+            code = main(arguments)
             if code:
-                sys.exit(code)
-    elif kind == "checkpointed":
-        case, settings = RESTARTED
-        sys.exit(main(["run", str(ROOT / "cases" / case), "--out", str(folder / "checkpointed"), *COMMON, *settings]))
-    elif kind == "restart":
-        case, settings = RESTARTED
-        sys.exit(main(["run", str(ROOT / "cases" / case), "--restart", argv[3], *COMMON, *settings]))
-    elif kind == "fail":
-        case, settings = FAILING
-        sys.exit(main(["run", str(ROOT / "cases" / case), "--out", str(folder / "failing"), *COMMON, *settings]))
-    else:
-        raise SystemExit(f"unknown kind {kind!r}")
+                print(f"mpi_runs: {' '.join(arguments)}: exit code {code}", file=sys.stderr)
+                sys.exit(3)
 
 
 if __name__ == "__main__":

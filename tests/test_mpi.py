@@ -9,7 +9,6 @@ import re
 import shutil
 import subprocess
 import sys
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -52,13 +51,14 @@ def test_the_automatic_split_has_the_least_area_between_blocks():
 
 
 def test_the_runs_compared_are_of_every_case_and_each_split_asked_for_is_run():
-    """mpi_runs: one rank runs every case (the reference of each comparison), and each split
-    asked for names a case that runs on that many ranks (a name left out would fall back to the
-    automatic split silently)."""
+    """mpi_runs: one rank runs every case (the reference of each comparison), each split asked
+    for names a case that runs on that many ranks (a name left out would fall back to the
+    automatic split silently), and the case restarted runs on 4, 2 and 1 ranks."""
     assert mpi_runs.RANK_CASES[1] == list(mpi_runs.CASES)
     assert all(set(names) <= set(mpi_runs.CASES) for names in mpi_runs.RANK_CASES.values())
     for ranks, splits in mpi_runs.SPLITS.items():
         assert set(splits) <= set(mpi_runs.RANK_CASES[ranks]), ranks
+    assert all(mpi_runs.RESTARTED in mpi_runs.RANK_CASES[ranks] for ranks in (1, 2, 4))  # (checkpointed on 4)
 
 
 @pytest.mark.parametrize("ranks,cells,asked,message", [
@@ -92,22 +92,26 @@ def launch(ranks: int, python_arguments: list, timeout: int, cwd=None) -> subpro
                           text=True, timeout=timeout, env=env, cwd=cwd)
 
 
-@lru_cache(maxsize=None)
-def case_runs(folder: str, ranks: int) -> Path:
-    """The cases of mpi_runs.RANK_CASES[ranks] run on `ranks` ranks (one on the test's own process)."""
-    folder = Path(folder)
-    if ranks == 1:
-        from taichiflow.cli import main
-        for name in mpi_runs.RANK_CASES[1]:
-            assert main(mpi_runs.case_run(name, folder, 1)) == 0
-    else:
-        mpirun(ranks, folder, "cases")
-    return folder
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("mpi"))
+    """The runs of the comparisons, the restart and the failure, once, into one folder:
+    mpi_runs.RANK_CASES[1] in the test's own process, RANK_CASES[4] in a launch of 4 ranks, then
+    in one launch of 2 ranks RANK_CASES[2], the restart of the first checkpoint of 4 ranks (into
+    a copy of its folder) and the failing run: a launch starts Python and Taichi on every rank,
+    and the case restarted is one of those compared (mpi_runs.RESTARTED), whose kernels the
+    launch has compiled before. The folder, the last launch's CompletedProcess and the name of
+    the checkpoint restarted."""
+    from taichiflow.cli import main
+    folder = tmp_path_factory.mktemp("mpi")
+    for name in mpi_runs.RANK_CASES[1]:
+        assert main(mpi_runs.case_run(name, folder, 1)) == 0
+    mpirun(4, folder, "cases")
+    checkpointed = folder / f"{mpi_runs.RESTARTED}-4"
+    first = sorted(checkpointed.glob("checkpoint_*.npz"))[0]
+    for ranks in (2, 1):
+        shutil.copytree(checkpointed, folder / f"restarted-{ranks}")
+    failing = mpirun(2, folder, "cases", "restart", folder / "restarted-2" / first.name, "fail", expect=2)
+    return {"folder": folder, "failing": failing, "checkpoint": first.name}
 
 
 def snapshots(run: Path) -> list:
@@ -123,7 +127,7 @@ def rows(run: Path) -> tuple:
 @pytest.mark.parametrize("name,ranks", [(name, ranks) for name in sorted(mpi_runs.CASES) for ranks in (2, 4)
                                         if name in mpi_runs.RANK_CASES[ranks]])
 def test_ranks_give_the_snapshots_of_one_rank_bit_for_bit(runs, ranks, name):
-    one, many = case_runs(runs, 1) / f"{name}-1", case_runs(runs, ranks) / f"{name}-{ranks}"
+    one, many = runs["folder"] / f"{name}-1", runs["folder"] / f"{name}-{ranks}"
     reference, split = snapshots(one), snapshots(many)
     assert len(split) == len(reference) >= 2
     assert all(name.endswith(".pvti") for _, name in read_pvd(many / "series.pvd"))
@@ -145,12 +149,12 @@ def test_ranks_give_the_snapshots_of_one_rank_bit_for_bit(runs, ranks, name):
 def test_run_log_names_the_split_the_library_and_the_path_of_the_ghost_layers(runs):
     """run.log of an MPI run says how the grid was split, which MPI ran it, whether that MPI is
     CUDA-aware (MPIX_Query_cuda_support: the PyPI wheels are not) and how ghost layers travel."""
-    line = [text for text in (case_runs(runs, 2) / "sedov3d_weno5-2" / "run.log").read_text().splitlines()
+    line = [text for text in (runs["folder"] / "sedov3d_weno5-2" / "run.log").read_text().splitlines()
             if " MPI: " in text]
     assert len(line) == 1
     assert "MPI: 2 ranks, 1x1x2 blocks (rank 0's [12, 12, 6] cells); " in line[0]
     assert "not CUDA-aware; ghost layers exchanged through host buffers" in line[0]
-    assert " MPI: " not in (case_runs(runs, 1) / "sedov3d_weno5-1" / "run.log").read_text()
+    assert " MPI: " not in (runs["folder"] / "sedov3d_weno5-1" / "run.log").read_text()
 
 
 def test_bench_under_mpirun_steps_blocks_of_one_grid_and_rank_0_reports(tmp_path):
@@ -184,22 +188,19 @@ def test_the_exchange_timeline_tool_times_each_exchange_on_each_rank(tmp_path):
 
 def test_a_restart_on_another_number_of_ranks_continues_bit_for_bit(runs):
     """Checkpointed on 4 ranks (one piece each, and the manifest), restarted from the first
-    checkpoint on 2 ranks and on one: the snapshots of the run never stopped, bit for bit."""
-    folder = Path(runs)
-    mpirun(4, folder, "checkpointed")
-    whole = folder / "checkpointed"
-    first = sorted(whole.glob("checkpoint_*.npz"))[0]
-    assert len(list(whole.glob(first.stem + "_r*.npy"))) == 4
+    checkpoint on 2 ranks and on one: the snapshots of the run never stopped, bit for bit
+    (mpi_runs.RESTARTED: dimensionally split steps, rows every 4 steps)."""
+    folder, checkpoint = runs["folder"], runs["checkpoint"]
+    whole = folder / f"{mpi_runs.RESTARTED}-4"
+    assert len(list(whole.glob(Path(checkpoint).stem + "_r*.npy"))) == 4
     reference = snapshots(whole)
+    assert [t for t, _ in reference] == pytest.approx([0.0, 0.05, 0.1, 0.15], abs=1e-15)
+    from taichiflow.cli import main
+    assert main(mpi_runs.restart_run(folder / "restarted-1" / checkpoint, 1)) == 0
     for ranks in (2, 1):
         again = folder / f"restarted-{ranks}"
-        shutil.copytree(whole, again)
-        if ranks == 1:
-            from taichiflow.cli import main
-            assert main(["run", str(mpi_runs.ROOT / "cases" / mpi_runs.RESTARTED[0]), "--restart",
-                         str(again / first.name), *mpi_runs.COMMON, *mpi_runs.RESTARTED[1]]) == 0
-        else:
-            mpirun(ranks, folder, "restart", again / first.name)
+        log = (again / "run.log").read_text()  # (the folder is a copy: the restart wrote the later snapshots again)
+        assert f"restarting from {again / checkpoint}" in log and "this run writes them again" in log
         continued = snapshots(again)
         assert len(continued) == len(reference)
         for (t1, (_, a1)), (t2, (_, a2)) in zip(reference, continued):
@@ -213,10 +214,10 @@ def test_a_bad_cell_on_one_rank_stops_every_rank_with_its_message(runs):
     positivity fallback leaves rho < 0 at cell 239 at step 12, in the second of two blocks: every
     rank stops with exit code 2, rank 0 prints the cell, its rank and the last good state, which
     is written (all pieces and the .pvti)."""
-    done = mpirun(2, runs, "fail", expect=2)
+    done = runs["failing"]  # (the last run of its launch)
     assert "at cell (239,) on rank 1: rho = -" in done.stderr and "Wrote the last good state (step 11" in done.stderr
     assert done.stderr.count("inadmissible state") == 1
-    failing = Path(runs) / "failing"
+    failing = runs["folder"] / "failing"
     last = read_pvd(failing / "series.pvd")[-1][1]
     meta, arrays = read_vti(failing / last)
     assert meta["cells"][0] == 400 and np.all(arrays["p"] > 0)
