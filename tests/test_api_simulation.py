@@ -214,6 +214,23 @@ def test_an_older_simulation_stays_readable_after_a_newer_one_starts(tmp_path, a
         second.primitive
 
 
+def test_a_simulation_whose_taichi_was_started_by_someone_else_is_released_not_read(arch):
+    """A ti.init outside taichiflow (another library, a test) frees a live Simulation's fields;
+    the next Simulation's start must not launch a kernel on them (Taichi aborts the process):
+    the older one is released with a message saying why, and the newer one runs."""
+    import taichi as ti
+
+    first = Simulation(small(arch, cells=(16,)))
+    first.advance(steps=1)
+    ti.init(arch=ti.cpu, log_level=ti.WARN)
+    second = Simulation(small(arch, cells=(16,)))
+    assert first.released and not second.released
+    with pytest.raises(SimulationReleased, match="outside taichiflow"):
+        first.primitive
+    second.advance(steps=1)
+    assert second.step == 1 and np.all(second.primitive["rho"] > 0)
+
+
 def test_to_pyvista_is_laid_out_as_the_snapshots(tmp_path, arch):
     pv = pytest.importorskip("pyvista")
     sim = Simulation(small(arch, "riemann2d.toml", cells=(12, 8)))

@@ -16,6 +16,7 @@ from ..run import backend
 __all__ = ["SimulationReleased", "building", "forget", "register"]
 
 _live: "weakref.WeakSet" = weakref.WeakSet()
+_programs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # sim -> its Taichi runtime (a weak ref)
 _built = 0       # Simulations of this API built (or being built) in this process, numbered from 1
 _building = 0    # the number of the one being built now, 0 when none
 
@@ -40,6 +41,13 @@ def register(sim) -> None:
     _building = 0
     if sim is not None:
         _live.add(sim)
+        _programs[sim] = weakref.ref(_runtime())
+
+
+def _runtime():
+    """Taichi's runtime object, a new one at every ti.init (taichiflow's or anyone's)."""
+    from taichi.lang import impl
+    return impl.get_runtime()
 
 
 def forget(sim) -> None:
@@ -49,9 +57,12 @@ def forget(sim) -> None:
 def _keep_live_states() -> None:
     """Taichi is about to start again: every live Simulation keeps a numpy copy of its state."""
     why = f"Simulation {_building} started Taichi again" if _building else "Taichi was started again"
+    current = _runtime()
     for sim in list(_live):
         _live.discard(sim)
-        sim._keep(why)
+        program = _programs.pop(sim, None)
+        # a ti.init outside taichiflow freed its fields already: launching a kernel there aborts
+        sim._keep(why, alive=program is not None and program() is current)
 
 
 backend.before_restart(_keep_live_states)

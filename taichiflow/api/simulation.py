@@ -433,13 +433,16 @@ class Simulation:
         model = self._driver.model
         return list(model.primitive.names) + [n for n in self._driver.resolved.output.fields if n in model.derived]
 
-    def _keep(self, why: str) -> None:
+    def _keep(self, why: str, alive: bool = True) -> None:
         """Taichi is about to start again (api/lifetimes.py): keep a numpy copy of the state.
-        Reads the solver behind the driver's check, which already counts the new start."""
+        Reads the solver behind the driver's check, which already counts the new start. Not
+        `alive`: Taichi was started outside taichiflow since, and the fields are gone."""
         if self._closed or self._kept is not None:
             return
         d = self._driver
         try:
+            if not alive:
+                raise SimulationError("Taichi was started again outside taichiflow (ti.init), which freed its fields")
             solver = d._solver
             solver.refresh_primitives()
             primitive, conserved = solver.primitive_array(), solver.conserved_array()
