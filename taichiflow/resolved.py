@@ -205,9 +205,10 @@ class AmrTable(_Table):
         else max_level (a region's blocks may still go to max_level)."""
         return self.max_level if self.criteria_max_level is None else self.criteria_max_level
 
-    def pool_slots(self, root_blocks: int) -> int:
-        """The pool's first size in block slots: capacity, else 64 per root block, at least 512."""
-        return self.capacity or max(64 * root_blocks, 512)
+    def pool_slots(self, root_blocks: int, ranks: int = 1) -> int:
+        """The pool's first size in block slots (each rank's): capacity, else 64 per root block
+        of the rank's share, at least 512 (a pool that runs full grows: [amr] grow)."""
+        return self.capacity or max(64 * -(-root_blocks // ranks), 512)
 
 
 @dataclass(frozen=True, slots=True)

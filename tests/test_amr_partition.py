@@ -10,8 +10,8 @@ import pytest
 
 from taichiflow.mesh import Forest
 from taichiflow.mesh.block import direction_index, touching_octants
-from taichiflow.mesh.partition import (Partition, imbalance, loads, of_owners, reach, split, touching_pairs,
-                                      updated_pairs)
+from taichiflow.mesh.partition import (Partition, imbalance, loads, of_owners, pair_table, reach, reach_of_run,
+                                      split, touching_pairs, updated_pairs)
 from taichiflow.mesh.slot_arrays import LeafSlots
 from taichiflow.mesh.tables import RELATION_CODES, device_tables
 from taichiflow.parallel.amr_layout import RankLayout, local_tables, updated_local_tables
@@ -100,7 +100,7 @@ def test_layouts_cover_the_forest_and_their_lists_match():
     forest = random_forest(seed=3)
     ranks = 3
     owner = split(forest, ranks).owners(forest)
-    pairs = touching_pairs(forest)
+    pairs = pair_table(forest)
     layouts = [RankLayout(forest, owner, ranks, r, pairs) for r in range(ranks)]
     owned = np.concatenate([layout.local[:layout.n_owned] for layout in layouts])
     assert np.array_equal(owned, np.arange(len(forest.levels)))  # (rank order: Morton order)
@@ -166,7 +166,7 @@ def regrid_chain(dim, ranks, rebalance, seed, steps=3):
         n = len(forests[-1].levels)
         forests.append(forests[-1].refined_where(rng.random(n) < 0.15, rng.random(n) < 0.5))
     capacity = 2 * max(len(f.levels) for f in forests) + 8
-    owner, pairs = split(forest, ranks).owners(forest), touching_pairs(forest)
+    owner, pairs = split(forest, ranks).owners(forest), pair_table(forest)
     layouts = [RankLayout(forest, owner, ranks, r, pairs) for r in range(ranks)]
     chain = []
     for new in forests[1:]:
@@ -279,14 +279,24 @@ def test_a_regrid_uploads_only_the_table_rows_that_change(dim, ranks, rebalance,
 @pytest.mark.parametrize("dim,seed", [(2, 6), (2, 2), (3, 3)])
 def test_touching_pairs_carry_over_a_regrid(dim, seed):
     """The pairs kept from before and those of the new leaves looked up are the new forest's
-    (as a set; touching is symmetric), through a chain of regrids."""
+    (as a set; touching is symmetric), sorted by their first leaf with the offsets of each
+    leaf's, through a chain of regrids; and each rank's halo found through the table's slices
+    is the one found by the whole-forest search."""
     chain = chain_of(dim, 2, False, seed)
-    pairs = touching_pairs(chain[0][0][0].forest)
+    pairs = pair_table(chain[0][0][0].forest)
     for old, new, _, _ in chain:
         pairs = updated_pairs(pairs, old[0].forest, new[0].forest)
         fresh = touching_pairs(new[0].forest)
-        assert set(zip(*[side.tolist() for side in pairs])) == set(zip(*[side.tolist() for side in fresh]))
+        assert set(zip(pairs.i.tolist(), pairs.j.tolist())) == set(zip(*[side.tolist() for side in fresh]))
         assert set(zip(*[side.tolist() for side in fresh])) == set(zip(*[side.tolist() for side in fresh[::-1]]))
+        assert np.all(np.diff(pairs.i) >= 0)
+        leaves = len(new[0].forest.levels)
+        assert np.array_equal(pairs.offsets, np.searchsorted(pairs.i, np.arange(leaves + 1)))
+        for lo, hi in ((0, leaves // 3), (leaves // 3, leaves), (leaves // 2, leaves // 2 + 1)):
+            start = np.zeros(leaves, bool)
+            start[lo:hi] = True
+            for depth in (1, 2, 3):
+                assert np.array_equal(reach_of_run(pairs, lo, hi, depth), reach(fresh, start, depth))
 
 
 @functools.lru_cache(maxsize=None)

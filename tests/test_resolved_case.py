@@ -204,6 +204,8 @@ def test_the_amr_tables_derived_values():
     assert roots_of(sedov) == (4, 4, 4) and roots_of(bubble) == (12, 6, 6) and roots_of(tube) == (12, 2)
     assert sedov.amr.pool_slots(64) == 4096 and tube.amr.pool_slots(24) == 1536 and tube.amr.pool_slots(2) == 512
     assert cloud.amr.pool_slots(512) == 49152  # ([amr] capacity given)
+    assert sedov.amr.pool_slots(64, ranks=4) == 1024 and sedov.amr.pool_slots(64, ranks=3) == 1408
+    assert cloud.amr.pool_slots(512, ranks=4) == 49152  # (given: per rank as it is)
     assert criteria_of(tube.amr) == Criteria(0.8, 0.2, 0.05, up_to=3)
     assert criteria_of(bubble.amr).up_to == 1 and criteria_of(cloud.amr).up_to == 3
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mesh.partition import reach, touching_pairs
+from ..mesh.partition import pair_table, reach_of_run, touching_pairs
 from ..mesh.slot_arrays import NO_SLOT
 from ..mesh.tables import RELATION_CODES, ROWS_AT_ONCE, DeviceTables
 from ..mesh.tables import _write_rows as write_rows  # (the rows of some leaves: the one-rank tables' own code)
@@ -37,8 +37,9 @@ class RankLayout:
     def __init__(self, forest, owner: np.ndarray, ranks: int, rank: int, pairs=None, slots=None):
         self.forest, self.ranks, self.rank = forest, ranks, rank
         self.owner = np.asarray(owner, np.int64)
-        self.pairs = pairs = touching_pairs(forest) if pairs is None else pairs
-        self.held = np.stack([reach(pairs, self.owner == q) for q in range(ranks)]) if len(self.owner) else \
+        self.pairs = pairs = pair_table(forest) if pairs is None else pairs  # (mesh/partition.Pairs)
+        runs = np.searchsorted(self.owner, np.arange(ranks + 1))  # (each rank's own leaves: one run)
+        self.held = np.stack([reach_of_run(pairs, runs[q], runs[q + 1]) for q in range(ranks)]) if len(self.owner) else \
             np.zeros((ranks, 0), bool)
         own = self.owner == rank
         self.local = np.concatenate([np.flatnonzero(own), np.flatnonzero(self.held[rank] & ~own)])

@@ -44,7 +44,8 @@ def pair_rows(forest, reader: np.ndarray, copy: np.ndarray, ghost: int) -> np.nd
     hi = np.where(up >= 0, ((corner + 1) * N) << np.maximum(up, 0), ((corner + 1) * N) >> np.maximum(-up, 0))
     first = forest.coords[copy] * N
     period = np.array(forest.roots, np.int64)[None, :] * N << forest.levels[copy][:, None]
-    shifts = [(s, np.array(forest.periodic)[None, :] | (s == 0)) for s in (-1, 0, 1)]
+    shifts = [(s, np.array(forest.periodic)[None, :] | (s == 0)) for s in (-1, 0, 1)
+              if s == 0 or any(forest.periodic)]  # (the wraps: none where no axis is periodic)
     shared = np.zeros(lo.shape, bool)  # per axis: the two overlap (by more than a point) across it
     for s, allowed in shifts:
         shared |= allowed & (np.minimum(hi + s * period, first + N) > np.maximum(lo + s * period, first))
@@ -83,11 +84,14 @@ class HaloSlabs:
 
     def __init__(self, layout, ghost: int):
         forest, owner, rank, n = layout.forest, layout.owner, layout.rank, len(layout.owner)
-        i, j = layout.pairs
-        keep = (owner[i] != owner[j]) & ((owner[i] == rank) | (owner[j] == rank))
-        key = owner[i[keep]] * n + j[keep]  # (reader's rank, copy): one group of cells each
+        lo, hi = layout.first, layout.first + layout.n_owned
+        own, near = layout.pairs.of_run(lo, hi)
+        other = (near < lo) | (near >= hi)
+        own, near = own[other], near[other]  # (touching is symmetric: these, both ways, are every pair across)
+        reader, copy = np.concatenate([own, near]), np.concatenate([near, own])
+        key = owner[reader] * n + copy  # (reader's rank, copy): one group of cells each
         order = np.argsort(key, kind="stable")
-        rows = pair_rows(forest, i[keep][order], j[keep][order], ghost)
+        rows = pair_rows(forest, reader[order], copy[order], ghost)
         groups, starts, counts = np.unique(key[order], return_index=True, return_counts=True)
         joined = rows[starts]
         for k in range(1, int(counts.max(initial=1))):  # (the pairs of a group, k-th of each at once)
