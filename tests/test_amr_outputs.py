@@ -77,6 +77,16 @@ def test_taichiflow_run_writes_the_leaves(tmp_path, capsys):
         assert float(row["total_mom_x"]) == pytest.approx(0.9 * 0.25 * float(row["time"]), rel=1e-12, abs=1e-15)
         assert float(row["total_rho"]) == pytest.approx(float(table[0]["total_rho"]), rel=1e-12)
     assert (out / "case.toml").read_text().count("[amr]") == 1
+    # The rows' least and largest primitive values are the snapshot's leaves' (written at the
+    # same time), and the ends' states still stand (p = 1 and 0.1 to 1e-5: the scheme's over-
+    # and undershoots near the waves are 6e-8 and 3e-6).
+    for name in ("rho", "p"):
+        values = leaves.cell_data[name]
+        assert float(last[f"min_{name}"]) == values.min() and float(last[f"max_{name}"]) == values.max()
+    speeds = leaves.cell_data["vel"]
+    assert float(last["max_vel_x"]) == speeds[:, 0].max() and float(last["min_vel_y"]) == speeds[:, 1].min()
+    assert float(last["max_p"]) == pytest.approx(1.0, rel=1e-5) and float(last["min_p"]) == pytest.approx(0.1, rel=1e-5)
+    assert float(table[0]["min_rho"]) == pytest.approx(0.125, rel=1e-14) and float(last["max_vel_x"]) > 0.9  # (the rarefaction's tail: 0.93)
     check_block_outlines_and_spectrum(out, last, capsys)
 
 

@@ -66,6 +66,8 @@ REDUCED = {
                              "amr.regions.0.level=1", "time.end=0.002", "amr.capacity=0"],
     "bubble_collapse_amr.toml": ["grid.cells=[32, 16, 16]", "amr.max_level=1", "amr.criteria_max_level=0",
                                  "time.end=0.02"],
+    "cavity_array_amr.toml": ["grid.cells=[128, 16, 16]", "amr.block_cells=8", "amr.max_level=1",
+                              "amr.criteria_max_level=0", "amr.regions.0.level=1", "time.end=0.02"],
 }
 
 

@@ -5,9 +5,8 @@
 A peak is a step whose max_p is the largest within +-window (time units of the case) and
 whose p_max/dp (p_amplification) exceeds `above`; dp is the case's shock pressure jump.
 Without a p_amplification column, dp is taken from the run's case.toml (the shock_pressure
-region's jump over its pre-shock pressure). An adaptive ([amr]) run's diagnostics.csv has no
-max_p column yet (its rows hold the totals, the leaf blocks per level, the leaf cells and the
-regrid seconds): the tool says so and stops."""
+region's jump over its pre-shock pressure). Adaptive ([amr]) runs' rows have max_p since
+2026-11-28; for older ones the tool says why it cannot find their peaks and stops."""
 import argparse
 import bisect
 import csv
@@ -29,8 +28,8 @@ columns = list(rows[0]) if rows else []
 if "max_p" not in columns:
     adaptive = any(name.startswith("leaf_blocks_") for name in columns)
     sys.exit(f"{args.out / 'diagnostics.csv'} has no max_p column"
-             + (": an adaptive ([amr]) run's rows hold totals, leaf blocks per level, leaf cells and regrid "
-                "seconds only (taichiflow/run/adaptive_outputs.py), so its pressure peaks cannot be found from them"
+             + (": an adaptive ([amr]) run written before 2026-11-28 has totals, leaf blocks per level, leaf cells and "
+                "regrid seconds only, so its pressure peaks cannot be found from them"
                 if adaptive else f" (its columns: {', '.join(columns)})"))
 
 

@@ -132,6 +132,9 @@ class RankPackSolver(PackSolver):
     def _block_totals(self) -> np.ndarray:
         return self._allgather(super()._block_totals())
 
+    def _block_extrema(self) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(self._allgather(part) for part in super()._block_extrema())
+
     def _indicator_codes(self, criteria) -> np.ndarray:
         return self._allgather(super()._indicator_codes(criteria))
 

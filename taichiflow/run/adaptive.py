@@ -35,6 +35,7 @@ class AdaptiveRun:
         self.case = self.resolved.as_dict()
         self.solver, self.model, self.plan = built.solver, built.model, built.plan
         self.precision = built.precision
+        self.shock_jump = built.shock_jump  # (the case's shock pressure jump, or None: p_amplification)
         self.t, self.step_count, self.last_dt = 0.0, 0, 0.0
         self.cells_stepped = 0     # leaf cells times the steps they took (the rate's numerator)
         self.state_good = True     # False once a failure left a state that is not the last good one

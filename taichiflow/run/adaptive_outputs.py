@@ -51,7 +51,9 @@ class AdaptiveOutputs:
         totals = [f"total_{name}" if conserved.sizes[name] == 1 else f"total_{name}_{'xyz'[c]}"
                   for name in conserved.names for c in range(conserved.sizes[name])]
         levels = [f"leaf_blocks_{level}" for level in range(run.solver.forest.max_level + 1)]
-        self.columns = ["time", "step", "dt", *totals, *levels, "leaf_cells", "regrid_s"]
+        extrema = [f"{how}_{c}" for c in run.model.primitive.component_names() for how in ("min", "max")]
+        jump = ["p_amplification"] if run.shock_jump else []  # (max pressure over the case's shock jump)
+        self.columns = ["time", "step", "dt", *totals, *extrema, *jump, *levels, "leaf_cells", "regrid_s"]
         self.series = self.csv = Nowhere()
         if not self.writes:
             return
@@ -67,8 +69,13 @@ class AdaptiveOutputs:
     def row(self, dt: float) -> None:
         run = self.run
         forest = run.solver.forest
-        self.csv.write([run.t, run.step_count, dt, *run.solver.totals(), *forest.leaf_count_per_level(),
-                        run.leaf_cells(), run.regrid_seconds])
+        low, high = run.solver.extrema()
+        extrema = [float(value) for pair in zip(low, high) for value in pair]
+        jump = []
+        if run.shock_jump:
+            jump = [float(high[run.model.primitive.component_names().index(run.model.pressure)]) / run.shock_jump]
+        self.csv.write([run.t, run.step_count, dt, *run.solver.totals(), *extrema, *jump,
+                        *forest.leaf_count_per_level(), run.leaf_cells(), run.regrid_seconds])
 
     def snapshot(self) -> Path:
         """The leaves' primitive state at the run's time as snapshot_NNNN.vtu."""

@@ -25,6 +25,7 @@ from ..plan import LastAxis
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
 from .criteria import RegionSlots, decoded
+from .extrema import leaf_extrema, make_extrema
 from .fluxes import PoolFaces
 from .ghosts import make_ghost_fill
 from .pool import BlockPool, padded
@@ -73,6 +74,7 @@ class PackSolver:
             pool, tuple(indicator_fields), epsilon)
         self.region_slots = RegionSlots(self.region_levels, capacity)
         self._gather, self._gather_conserved, self._scatter_conserved = make_block_transfers(pool)
+        self._extrema = make_extrema(pool)
         self._place(forest)
 
     def _place(self, forest) -> None:
@@ -135,6 +137,15 @@ class PackSolver:
     def totals(self) -> np.ndarray:
         """f64 totals of every conserved variable over the leaves."""
         return np.array([math.fsum(column) for column in self._block_totals().T])
+
+    def extrema(self) -> tuple[np.ndarray, np.ndarray]:
+        """(least, largest) of every primitive variable over the leaves (W current)."""
+        low, high = self._block_extrema()
+        return low.min(axis=0), high.max(axis=0)
+
+    def _block_extrema(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per own leaf its least and largest W (leaves, variables)."""
+        return leaf_extrema(*self._extrema, self.n_owned)
 
     def _block_totals(self) -> np.ndarray:
         """f64 totals of every conserved variable per own leaf (leaves, variables)."""
