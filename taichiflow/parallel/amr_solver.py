@@ -132,6 +132,10 @@ class RankPackSolver(PackSolver):
     def _block_totals(self) -> np.ndarray:
         return self._allgather(super()._block_totals())
 
+    def take_repair_count(self) -> int:
+        """Over the ranks (each counts its own leaves' repairs)."""
+        return int(self.comm.allreduce_sum(np.array([super().take_repair_count()], np.int64))[0])
+
     def _block_extrema(self) -> tuple[np.ndarray, np.ndarray]:
         return tuple(self._allgather(part) for part in super()._block_extrema())
 

@@ -1,6 +1,8 @@
-"""The per-cell passes over every listed block: W from U, and the check of a new state (the
-largest CFL rate over the leaves at their own level's cell widths, the first inadmissible
-cell, the model's global values), and the f64 totals of U that conservation is judged by."""
+"""The per-cell passes over every listed block: W from U (the model's repair() of an
+inadmissible cell first, as the uniform passes do: kernels/reductions.py), and the check of a
+new state (the largest CFL rate over the leaves at their own level's cell widths, the first
+inadmissible cell, the model's global values), and the f64 totals of U that conservation is
+judged by."""
 
 import numpy as np
 import taichi as ti
@@ -20,15 +22,15 @@ def int64_lowest() -> int:
 
 def make_cell_passes(pool):
     """(primitives, check, publish_globals, totals, restore or None) and the `CheckFields` the
-    check and the totals reduce into."""
+    check and the totals reduce into (and the repairs are counted in)."""
     phys, dim, N = pool.phys, pool.dim, pool.N
-    U, W, active, level, level_inv_dx = pool.U, pool.W, pool.active, pool.level, pool.level_inv_dx
-    to_normal = [phys.W.rotation(d, True) for d in range(dim)]
+    U, W, active, level = pool.U, pool.W, pool.active, pool.level
     model_globals = list(phys.model.globals)
     n_globals = max(len(model_globals), 1)
     cells = (N,) * dim
     block_cells = N ** dim
     fields = CheckFields(n_globals, phys.U.n, pool.capacity, 2 + len(model_globals))
+    repaired_primitive = repaired_primitive_func(phys, U, fields.repairs)
 
     @ti.func
     def block_cell(J):
@@ -38,46 +40,11 @@ def make_cell_passes(pool):
     @ti.kernel
     def primitives(n_active: ti.i32):
         for J in ti.grouped(ti.ndrange(n_active, *cells)):
-            _, I = block_cell(J)
-            W[I] = phys.prim(U[I])
+            slot, I = block_cell(J)
+            W[I] = repaired_primitive(slot, I)
 
-    rows = (N,) * (dim - 1)
     n_keys = 2 + len(model_globals)  # rate, bad cell, the model's globals
-
-    @ti.kernel
-    def check_rows(n_active: ti.i32):
-        """W of every leaf cell; per block the largest CFL rate, an inadmissible cell (slot *
-        N^d + cell, the largest such) and the model's globals, as order-preserving integer keys
-        reduced per row in registers, then per block by atomics (on one address for the whole
-        grid they were compare-and-swap loops contended by every thread: 17x slower steps)."""
-        for J in ti.grouped(ti.ndrange(n_active, *rows)):
-            slot = active[component(J, 0)]
-            inv_h = level_inv_dx[level[slot]]
-            rate = 0.0
-            bad = ti.cast(NO_BAD_CELL, ti.i64)
-            keys = ti.Vector([int64_min() for _ in range(max(len(model_globals), 1))], ti.i64)
-            for i in range(N):
-                I = pool_index(slot, [i] + [component(J, 1 + d) for d in range(dim - 1)])
-                w = phys.prim(U[I])
-                W[I] = w
-                finite = True  # (every signal speed: ti.max drops a NaN one, kernels/reductions.py)
-                for d in ti.static(range(dim)):
-                    smin, smax = phys.signal_speeds(permute(w, to_normal[d]))
-                    rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * component(inv_h, d))
-                    finite = (finite & is_finite(ti.cast(smin, phys.dtype), phys.dtype)
-                              & is_finite(ti.cast(smax, phys.dtype), phys.dtype))
-                if not (phys.admissible(w) & finite):
-                    linear = ti.cast(slot, ti.i64) * block_cells + ti.cast(i, ti.i64) * N ** (dim - 1)
-                    for d in ti.static(range(dim - 1)):
-                        linear += ti.cast(component(J, 1 + d), ti.i64) * N ** (dim - 2 - d)
-                    bad = ti.max(bad, linear)
-                for k in ti.static(range(len(model_globals))):
-                    keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
-            ti.atomic_max(fields.slot_keys[slot, 0], ordered_bits(rate))
-            if bad != NO_BAD_CELL:  # (rare)
-                ti.atomic_max(fields.slot_keys[slot, 1], bad)
-            for k in ti.static(range(len(model_globals))):
-                ti.atomic_max(fields.slot_keys[slot, 2 + k], keys[k])
+    check_rows = _check_rows_kernel(pool, fields)
 
     @ti.kernel
     def combine(n_active: ti.i32):
@@ -133,8 +100,106 @@ def make_cell_passes(pool):
     return primitives, check, publish_globals, totals, restore, fields
 
 
+def _check_rows_kernel(pool, fields):
+    """check_rows(n_active): the check's pass over the rows of the listed blocks (see below)."""
+    phys, dim, N = pool.phys, pool.dim, pool.N
+    U, W, active, level, level_inv_dx = pool.U, pool.W, pool.active, pool.level, pool.level_inv_dx
+    to_normal = [phys.W.rotation(d, True) for d in range(dim)]
+    model_globals = list(phys.model.globals)
+    block_cells = N ** dim
+    rows = (N,) * (dim - 1)
+    repairs = "repair" in phys.model.functions
+    repaired_now = repair_func(phys, U, fields.repairs)
+
+    @ti.kernel
+    def check_rows(n_active: ti.i32):
+        """W of every leaf cell; per block the largest CFL rate, an inadmissible cell (slot *
+        N^d + cell, the largest such) and the model's globals, as order-preserving integer keys
+        reduced per row in registers, then per block by atomics (on one address for the whole
+        grid they were compare-and-swap loops contended by every thread: 17x slower steps).
+        A row where repair() changed a cell is visited again (the `again` pass), W then read
+        from the stored U, as the uniform check does (kernels/reductions.py): a later check of
+        the same state (a checkpoint's, a resumed run's) finds the same W bit for bit."""
+        for J in ti.grouped(ti.ndrange(n_active, *rows)):
+            slot = active[component(J, 0)]
+            inv_h = level_inv_dx[level[slot]]
+            rate = 0.0
+            bad = ti.cast(NO_BAD_CELL, ti.i64)
+            keys = ti.Vector([int64_min() for _ in range(max(len(model_globals), 1))], ti.i64)
+            repaired = 0
+            for again in ti.static(range(2 if repairs else 1)):
+                if ti.static(again == 0) or repaired != 0:
+                    for i in range(N):
+                        I = pool_index(slot, [i] + [component(J, 1 + d) for d in range(dim - 1)])
+                        w = phys.prim(U[I])
+                        if ti.static(repairs and again == 0):
+                            if repaired_now(slot, I, w):
+                                repaired = 1
+                                continue
+                        W[I] = w
+                        finite = True  # (every signal speed: ti.max drops a NaN one, kernels/reductions.py)
+                        for d in ti.static(range(dim)):
+                            smin, smax = phys.signal_speeds(permute(w, to_normal[d]))
+                            rate = ti.max(rate, ti.max(ti.abs(smin), ti.abs(smax)) * component(inv_h, d))
+                            finite = (finite & is_finite(ti.cast(smin, phys.dtype), phys.dtype)
+                                      & is_finite(ti.cast(smax, phys.dtype), phys.dtype))
+                        if not (phys.admissible(w) & finite):
+                            linear = ti.cast(slot, ti.i64) * block_cells + ti.cast(i, ti.i64) * N ** (dim - 1)
+                            for d in ti.static(range(dim - 1)):
+                                linear += ti.cast(component(J, 1 + d), ti.i64) * N ** (dim - 2 - d)
+                            bad = ti.max(bad, linear)
+                        for k in ti.static(range(len(model_globals))):
+                            keys[k] = ti.max(keys[k], ordered_bits(phys.global_value(model_globals[k], w)))
+            ti.atomic_max(fields.slot_keys[slot, 0], ordered_bits(rate))
+            if bad != NO_BAD_CELL:  # (rare)
+                ti.atomic_max(fields.slot_keys[slot, 1], bad)
+            for k in ti.static(range(len(model_globals))):
+                ti.atomic_max(fields.slot_keys[slot, 2 + k], keys[k])
+
+    return check_rows
+
+
+def repair_func(phys, U, counts=None):
+    """ti.func (slot, I, w = prim(U[I])) -> whether the model's repair() changed U[I] (w
+    inadmissible), counted per block slot in `counts` (None: not counted, the copies of other
+    ranks' leaves, whose owner counts them). The uniform code's arithmetic
+    (kernels/reductions.py: _repair_func), so that blocks of one level repair as it does.
+    Compiled in only for a model with repair(): the other models' kernels are unchanged."""
+    repairs = "repair" in phys.model.functions
+    counted = counts is not None
+
+    @ti.func
+    def repaired_now(slot, I, w):
+        changed = False
+        if ti.static(repairs):
+            if not phys.admissible(w):
+                U[I] = phys.repair(U[I], w)
+                if ti.static(counted):
+                    ti.atomic_add(counts[slot], ti.cast(1, ti.i64))
+                changed = True
+        return changed
+
+    return repaired_now
+
+
+def repaired_primitive_func(phys, U, counts=None):
+    """ti.func (slot, I) -> W of cell I, after the model's repair() of U where W is
+    inadmissible (repair_func; W then from the repaired U, as the uniform primitives)."""
+    repaired_now = repair_func(phys, U, counts)
+
+    @ti.func
+    def repaired_primitive(slot, I):
+        w = phys.prim(U[I])
+        if repaired_now(slot, I, w):
+            w = phys.prim(U[I])
+        return w
+
+    return repaired_primitive
+
+
 class CheckFields:
-    """What the check and the totals reduce into (read back by the solver)."""
+    """What the check and the totals reduce into (read back by the solver), and the cells the
+    model's repair() changed, per block slot (take_repair_count)."""
 
     def __init__(self, n_globals: int, n_conserved: int, capacity: int, n_keys: int):
         self.slot_keys = ti.field(ti.i64, shape=(capacity, n_keys))
@@ -146,3 +211,10 @@ class CheckFields:
         self.bad = ti.field(ti.i64, shape=())
         self.globals_max = ti.Vector.field(n_globals, ti.f64, shape=())
         self.block_totals = ti.Vector.field(n_conserved, ti.f64, shape=capacity)
+        self.repairs = ti.field(ti.i64, shape=capacity)
+
+    def take_repair_count(self) -> int:
+        """Cells changed by the model's repair() since the last call (this rank's leaves)."""
+        count = int(self.repairs.to_numpy().sum())
+        self.repairs.fill(0)
+        return count

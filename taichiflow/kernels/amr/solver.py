@@ -161,6 +161,11 @@ class PackSolver:
         bad = int(self.check_fields.bad[None])
         return float(self.check_fields.rate[None]), (None if bad == NO_BAD_CELL else self._cell_of(bad))
 
+    def take_repair_count(self) -> int:
+        """Cells the model's repair() changed since the last call (the check's and the
+        primitives' repairs, as the uniform solver counts them)."""
+        return self.check_fields.take_repair_count()
+
     def _cell_of(self, linear: int):
         """(leaf, cell index in it) of a check's linear cell index."""
         slot, cell = divmod(linear, self.N ** self.dim)

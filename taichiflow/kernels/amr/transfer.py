@@ -6,6 +6,7 @@ import taichi as ti
 
 from ...layout import component
 from ..indexing import numpy_dtype
+from .cells import repaired_primitive_func
 from .pool import pool_index
 
 
@@ -62,9 +63,11 @@ def make_slab_transfers(pool):
     (count, 4) array of (slot, row of the block along its last axis, the row's cells as bits,
     where its first cell goes in the buffer): a thread a row. The buffer holds U's vectors.
     Unpacking writes W = prim(U) of each cell too: a copy's W is read only where its U arrived,
-    so no pass over the copies' whole blocks is needed."""
+    so no pass over the copies' whole blocks is needed. A cell the model's repair() changes
+    there is repaired as its owner's check or primitives repair it (uncounted: the owner counts)."""
     dim, N, dtype, phys, U, W = pool.dim, pool.N, pool.dtype, pool.phys, pool.U, pool.W
     vector = ti.types.vector(phys.U.n, dtype)
+    repaired_primitive = repaired_primitive_func(phys, U)
 
     @ti.func
     def cell(rows: ti.template(), k, i):
@@ -84,9 +87,8 @@ def make_slab_transfers(pool):
                         if ti.static(to_buffer):
                             buffer[at] = U[I]
                         else:
-                            u = buffer[at]
-                            U[I] = u
-                            W[I] = phys.prim(u)
+                            U[I] = buffer[at]
+                            W[I] = repaired_primitive(0, I)  # (slot 0: uncounted)
                         at += 1
         return copy
 
