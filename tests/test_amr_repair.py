@@ -3,6 +3,7 @@ repair the cells the uniform solver repairs, step by step, and reach its state; 
 of a repaired state changes nothing; the cavity array with tension_alpha and vacuum_density
 runs past the step where the adaptive check, which did not repair, stopped it. And the
 density limiter, which the adaptive sweeps cannot apply, is refused."""
+import csv
 import os
 import re
 import shutil
@@ -144,6 +145,9 @@ def test_two_ranks_repair_the_copies_of_their_neighbours_leaves_as_one_rank(tmp_
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "on 2 MPI ranks" in (tmp_path / "two" / "run.log").read_text()
     same_run(tmp_path / "one", tmp_path / "two")
+    with open(tmp_path / "two" / "diagnostics.csv") as f:  # (the rows count the repairs of every rank's leaves)
+        repairs = [int(row["repairs"]) for row in csv.DictReader(f)]
+    assert sum(repairs) > 0 and repairs[0] == 0
 
 
 def primitives(solver) -> np.ndarray:
