@@ -157,7 +157,7 @@ def primitives(solver) -> np.ndarray:
 
 # The quarter cavity array (cases/cavity_array_quarter.toml: tension_alpha, vacuum_density)
 # with the bubble line one level finer in blocks of 8^3, as cases/cavity_array_amr.toml refines
-# it, without the keys [amr] refuses (density_limiter, retry).
+# it, without density_limiter (which [amr] refuses) and retry (which that case does not set).
 CAVITY_AMR = """
 [amr]
 block_cells = 8

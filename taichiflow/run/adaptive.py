@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import RunInterrupted, SimulationError
 from ..kernels.amr.solver import PoolExhausted
 from ..parallel.agree import agreed, agreed_reason
-from .adaptive_failure import initial_failure, step_failure
+from .adaptive_failure import initial_failure, retry_note, step_failure
 from .adaptive_outputs import AdaptiveOutputs
 from .adaptive_restart import restart_adaptive, write_adaptive_checkpoint
 from .build_amr import build_pack, criteria_of, grown_capacity
@@ -43,6 +43,7 @@ class AdaptiveRun:
         grid = self.resolved.grid
         self.cells, self.lower, self.upper = grid.cells, grid.lower, grid.upper
         self.regrid_seconds = 0.0
+        self.retries, self._retries_taken = 0, 0  # steps redone with the [scheme] retry fluxes, and those rowed
         self.rate, bad = self.solver.check_state()
         if bad is not None and initial:
             raise SimulationError(initial_failure(self, bad))
@@ -50,17 +51,21 @@ class AdaptiveRun:
     def advance(self, until: float, max_steps: int = 0, after_step=None) -> None:
         """Steps of the global time step (the CFL limit of the finest cells) up to `until`;
         after_step(dt) after each (and after its regrid, if one was due). A step that leaves an
-        inadmissible cell is undone (where the last good state is kept: `state_good` says) and
-        raises SimulationError naming the block and cell; so does a regrid whose new blocks are
-        inadmissible (not undone)."""
+        inadmissible cell is redone with the [scheme] retry fluxes where the case has them (from
+        the last good state, with the same dt: `retries` counts them); one that is still bad is
+        undone (where the last good state is kept: `state_good` says) and raises SimulationError
+        naming the block and cell; so does a regrid whose new blocks are inadmissible (not undone)."""
         amr, cfl = self.resolved.amr, self.resolved.scheme.cfl
         taken = 0
         while self.t < until * (1 - 1e-14) and not (max_steps and taken >= max_steps):
             dt = min(cfl / self.rate, until - self.t)
             self.cells_stepped += self.leaf_cells()
             rate, bad = self.solver.step(dt, self.t)
+            retried = bad is not None and self.plan.has_retry
+            if retried:
+                rate, bad = self._retried(bad, dt)
             if bad is not None:  # (steps back to the last good state where kept: state_good)
-                raise SimulationError(step_failure(self, bad, dt))
+                raise SimulationError(step_failure(self, bad, dt, retried))
             self.t += dt
             self.step_count += 1
             taken += 1
@@ -69,6 +74,21 @@ class AdaptiveRun:
                 self.regrid()
             if after_step:
                 after_step(dt)
+
+    def _retried(self, bad, dt: float):
+        """The step of dt from t that left the bad cell `bad` redone with the [scheme] retry
+        fluxes from the state before it (kept: the plan refuses retry without keep_last_good);
+        its check_state's. On many ranks every rank comes here together (the bad cell is
+        reduced over them), so the step is redone on all."""
+        self.note(retry_note(self, bad, dt))
+        self.solver.restore_last_good()  # (and checked: W and the model's globals of that state)
+        self.retries += 1
+        return self.solver.step(dt, self.t, retry=True)
+
+    def take_retry_count(self) -> int:
+        """Steps redone with the retry scheme since the last call (a diagnostics row's)."""
+        taken, self._retries_taken = self.retries - self._retries_taken, self.retries
+        return taken
 
     def regrid(self) -> None:
         """Split and merge blocks by the [amr] criteria (a full pool grows, or with [amr] grow =

@@ -12,9 +12,10 @@ from .failure import bad_variable, explain
 from .model_blame import blame_of_state
 
 
-def step_failure(run, bad, dt: float) -> str:
+def step_failure(run, bad, dt: float, retried: bool = False) -> str:
     """The message of a step of dt that left the bad cell `bad` = (leaf, cell in it), after
-    stepping back to the last good state where it was kept (run.state_good says)."""
+    stepping back to the last good state where it was kept (run.state_good says); retried:
+    the step was already redone with the [scheme] retry fluxes."""
     block, cell = bad
     N = run.solver.N
     at = tuple(c * N + i for c, i in zip(block.coords, cell))  # (in its level's uniform grid)
@@ -27,10 +28,25 @@ def step_failure(run, bad, dt: float) -> str:
     view.solver.refresh_primitives()
     kept = ("; the state before it is kept" if run.state_good else
             " ([run] keep_last_good = false: the state before it is lost)")
-    return (f"step {run.step_count + 1} (t = {run.t:.6g}, dt = {dt:.3g}) left an inadmissible state in the block "
-            f"at level {block.level}, {block.coords}, cell {cell}{kept}: {bad_variable(run.model, w, own and own[0])} "
-            f"at cell {at} of level {block.level}'s grid. "
+    redone = " redone with the retry scheme" if retried else ""
+    return (f"step {run.step_count + 1} (t = {run.t:.6g}, dt = {dt:.3g}){redone} left an inadmissible state in "
+            f"the block at level {block.level}, {block.coords}, cell {cell}{kept}: "
+            f"{bad_variable(run.model, w, own and own[0])} at cell {at} of level {block.level}'s grid. "
             + explain(view, int(np.ravel_multi_index(at, view.solver.cells)), own and own[1]))
+
+
+def retry_note(run, bad, dt: float) -> str:
+    """run.log's line for a step of dt redone with the retry scheme: the bad cell `bad` =
+    (leaf, cell in it) and its state after the step, as a uniform run says them, for studying
+    where and why a case's steps fail (W current: the step's check made it; collective on many
+    ranks: every rank reads the leaf)."""
+    block, cell = bad
+    at = tuple(c * run.solver.N + i for c, i in zip(block.coords, cell))
+    w = run.solver.primitive_blocks([block])[block][cell]
+    state = ", ".join(f"{n} = {v:.6g}" for n, v in zip(run.model.primitive.component_names(), w))
+    return (f"step {run.step_count + 1} (t = {run.t + dt:.9g}, dt = {dt:.4g}) redone with the retry scheme: first "
+            f"bad cell in the block at level {block.level}, {block.coords}, cell {cell} (cell {at} of level "
+            f"{block.level}'s grid): {state}")
 
 
 def initial_failure(run, bad) -> str:

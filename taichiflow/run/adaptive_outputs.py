@@ -1,6 +1,6 @@
 """What an adaptive run writes into its folder: snapshots of the leaves (one .vtu each, listed
-in series.pvd), diagnostics rows (time, step, dt, totals of the conserved variables, leaf
-blocks per level, leaf cells, regrid seconds) and the resolved case."""
+in series.pvd), diagnostics rows (time, step, dt, repairs, retries, totals of the conserved
+variables, leaf blocks per level, leaf cells, regrid seconds) and the resolved case."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -53,7 +53,8 @@ class AdaptiveOutputs:
         levels = [f"leaf_blocks_{level}" for level in range(run.solver.forest.max_level + 1)]
         extrema = [f"{how}_{c}" for c in run.model.primitive.component_names() for how in ("min", "max")]
         jump = ["p_amplification"] if run.shock_jump else []  # (max pressure over the case's shock jump)
-        self.columns = ["time", "step", "dt", "repairs", *totals, *extrema, *jump, *levels, "leaf_cells", "regrid_s"]
+        self.columns = ["time", "step", "dt", "repairs", "retries", *totals, *extrema, *jump, *levels, "leaf_cells",
+                        "regrid_s"]
         self.series = self.csv = Nowhere()
         if not self.writes:
             return
@@ -75,7 +76,8 @@ class AdaptiveOutputs:
         if run.shock_jump:
             jump = [float(high[run.model.primitive.component_names().index(run.model.pressure)]) / run.shock_jump]
         repairs = run.solver.take_repair_count()  # (cells the model's repair() changed since the last row)
-        self.csv.write([run.t, run.step_count, dt, repairs, *run.solver.totals(), *extrema, *jump,
+        retries = run.take_retry_count()  # (steps redone with the retry scheme since the last row)
+        self.csv.write([run.t, run.step_count, dt, repairs, retries, *run.solver.totals(), *extrema, *jump,
                         *forest.leaf_count_per_level(), run.leaf_cells(), run.regrid_seconds])
 
     def snapshot(self) -> Path:

@@ -34,8 +34,6 @@ def amr_refusal(case) -> str | None:
         return f"[scheme] method = '{method.name}' is not supported with [amr] (finite volumes only)"
     if scheme.dimensional_splitting:
         return "[scheme] dimensional_splitting is not supported with [amr] (the blocks take unsplit steps)"
-    if scheme.retry:
-        return "[scheme] retry is not supported with [amr] yet: a step that leaves a bad cell stops the run"
     if scheme.density_limiter:
         return ("[scheme] density_limiter is not supported with [amr] yet: it scales both face states of a cell at "
                 "once, and the adaptive sweeps solve a face at a time (kernels/amr/fluxes.py), where it would not act")

@@ -64,10 +64,12 @@ class PackSolver:
             self.inflow[axis, side] = ti.Vector(list(values))
         self.fallbacks = ti.field(ti.i64, shape=capacity)  # face states replaced, per block (one address: contended)
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
-        scheme = face_scheme(phys, self.dim, plan.schemes[0])
-        faces = PoolFaces(pool, plan, scheme, self.fallbacks)
         shuffles = plan.last_axis is not LastAxis.WALKED  # (CUDA)
-        self.fill_register, self.sweeps = faces.fill_register, make_sweeps(pool, faces, shuffles)
+        # per scheme (the case's, then its retry scheme's if any) the register's kernel and the sweeps
+        self._stepping = []
+        for table in plan.schemes:
+            faces = PoolFaces(pool, plan, face_scheme(phys, self.dim, table), self.fallbacks)
+            self._stepping.append((faces.fill_register, make_sweeps(pool, faces, shuffles)))
         self.primitives, self._check, self._publish, self._totals, self._restore, self.check_fields = \
             make_cell_passes(pool)
         self._apply, self._indicate, self._second, self._gradient = make_regrid_kernels(
@@ -179,17 +181,19 @@ class PackSolver:
         self.fill_near()
         self.fill_from_coarser()
 
-    def step(self, dt: float, t: float):
-        """One step of dt from t (W current: after check_state); returns check_state's."""
+    def step(self, dt: float, t: float, retry: bool = False):
+        """One step of dt from t (W current: after check_state); returns check_state's. retry:
+        with the [scheme] retry fluxes, after `restore_last_good` of a step that left a bad cell."""
         n, stages = self.n_owned, self.plan.stages
         keep = self.pool.U0 is not None
+        fill_register, sweeps = self._stepping[1 if retry else 0]
         for s, stage in enumerate(stages):
             if s > 0:
                 self.refresh_halo()
                 self.primitives(self.pool.n_active)
             self.fill_ghosts()
-            self.fill_register(dt)
-            for sweep in self.sweeps:
+            fill_register(dt)
+            for sweep in sweeps:
                 sweep(n, dt, t + stage.time * dt, stage.a, stage.c0, stage.c1, stage.c2, int(s == 0 and keep),
                       int(s == len(stages) - 1))
         return self.check_state()
