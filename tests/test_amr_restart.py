@@ -156,7 +156,12 @@ def test_max_wall_time_then_resume_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", str(case), "--out", str(out), "--quiet", "--max-wall-time", "0.000001"]) == 3
     assert "--resume" in capsys.readouterr().err
-    assert main(["run", str(out / "case.toml"), "--resume", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(case), "--resume", str(out), "--quiet", "--set", "model.params.gamma=1.5"]) != 0
+    assert "the checkpoint belongs to another case: model.params.gamma: 1.4 in the checkpoint, 1.5 now" \
+        in capsys.readouterr().err
+    # (resumed from the case file as written: its "auto" keys are the checkpoint's once built)
+    assert main(["run", str(case), "--resume", str(out), "--quiet"]) == 0
     assert [t for t, _ in read_pvd(out / "series.pvd")] == pytest.approx([0.0, 0.01, 0.02, 0.03])
     steps = [int(row["step"]) for row in table(out / "diagnostics.csv")]
     assert steps == sorted(set(steps)) and steps[0] == 0

@@ -17,7 +17,6 @@ from ..mesh import Block
 from ..parallel.comm import on_root, world
 from ..resolved import ResolvedCase
 from .restart import check_restart, check_time_left
-from .same_case import check_same_case
 
 
 def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
@@ -36,15 +35,15 @@ def write_adaptive_checkpoint(run, outputs, regrid_due: bool = False) -> Path:
     return written[0]
 
 
-def check_before_build(loaded: checkpoint.Loaded, case: ResolvedCase, allow_change=()) -> None:
+def check_before_build(loaded: checkpoint.Loaded, case: ResolvedCase) -> None:
     """What can be checked of a checkpoint before Taichi starts (a refusal is then quick): an
-    adaptive run's, of this case (run/same_case.py: its dict form, compared as written), at a
-    time still ahead."""
+    adaptive run's, at a time still ahead. Whether it is this case's is checked once the case
+    is built (restart_adaptive), as the uniform run does: the checkpoint holds the case as
+    built, its "auto" keys and the model's defaulted parameters resolved."""
     header, path = loaded.header, loaded.path
     if "leaves" not in header:
         raise CheckpointError(f"{path}: a checkpoint of a uniform run: a case with [amr] continues only from "
                               f"the checkpoints of an adaptive run")
-    check_same_case(header, case.as_dict(), allow_change, path)
     check_time_left(header, case.time, path)
 
 
@@ -53,8 +52,8 @@ def restart_adaptive(run, loaded: checkpoint.Loaded, allow_change=()) -> list[st
     precision: run/restart.py) and load its forest, state and clock. Returns the log lines of
     the keys changed since the checkpoint."""
     header, path = loaded.header, loaded.path
-    check_before_build(loaded, run.resolved, allow_change)
-    changes = check_restart(run, loaded, allow_change)
+    check_before_build(loaded, run.resolved)
+    changes = check_restart(run, loaded, allow_change)  # (the case as built: run/same_case.py)
     solver = run.solver
     leaves = [Block(int(entry[0]), tuple(int(c) for c in entry[1:])) for entry in header["leaves"]]
     expected = (len(leaves),) + (solver.N,) * solver.dim + (solver.phys.U.n,)

@@ -159,7 +159,7 @@ def simulate_adaptive(args, case: ResolvedCase, out: Path, loaded, allowed, max_
     if args.render:
         raise ValueError("--render: not supported with [amr] yet (docs/amr.md)")
     if loaded:
-        check_before_build(loaded, case, allowed)
+        check_before_build(loaded, case)
     began = time.perf_counter()
     run = AdaptiveRun(case, initial=loaded is None)
     log.write(report.adaptive_built_line(run, loaded is not None, time.perf_counter() - began))
