@@ -679,7 +679,9 @@ class DiagnosticsCSV:
             if not parts:
                 parts.append(f"column order differs: file has {header}, "
                              f"expected {self.columns}")
-            raise ValueError(f"{self.path}: header mismatch: " + "; ".join(parts))
+            raise ValueError(f"{self.path}: header mismatch: " + "; ".join(parts) + " (written by another "
+                             f"version of taichiflow or another case: continue into another folder, "
+                             f"--restart CHECKPOINT --out NEW_FOLDER, to keep these rows as they are)")
         if not data.endswith(b"\n"):
             # crash mid-row: keep only complete lines
             cut = data.rfind(b"\n") + 1
