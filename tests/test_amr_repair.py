@@ -4,12 +4,7 @@ of a repaired state changes nothing; the cavity array with tension_alpha and vac
 runs past the step where the adaptive check, which did not repair, stopped it. And the
 density limiter, which the adaptive sweeps cannot apply, is refused."""
 import csv
-import os
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,17 +126,14 @@ def test_two_ranks_repair_the_copies_of_their_neighbours_leaves_as_one_rank(tmp_
     as their owner repairs them (kernels/amr/transfer.py), so the snapshots are one rank's byte
     for byte and the diagnostics rows the same (unrepaired copies: the totals differ from step 1)."""
     from test_amr_mpi import same_run
+    from test_mpi import launch
     text = '[case]\nname = "gap_amr"\n' + GAP.replace("max_level = 0", "max_level = 1\nregrid_every = 2") \
         + "[output]\ninterval = 0.01\ndiagnostics_every = 1\n"
     (tmp_path / "gap.toml").write_text(text)
     arguments = ["run", str(tmp_path / "gap.toml"), "--quiet", "--arch", "cpu", "--precision", "f64", "--set",
                  "time.end=0.02", "--out"]
     assert main(arguments + [str(tmp_path / "one")]) == 0
-    launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
-    assert launcher, "no mpirun: pip install -e '.[test]' installs mpi4py and the mpich wheel"
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    done = subprocess.run([launcher, "-n", "2", sys.executable, "-m", "taichiflow.cli", *arguments,
-                           str(tmp_path / "two")], capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    done = launch(2, ["-m", "taichiflow.cli", *arguments, str(tmp_path / "two")], timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "on 2 MPI ranks" in (tmp_path / "two" / "run.log").read_text()
     same_run(tmp_path / "one", tmp_path / "two")

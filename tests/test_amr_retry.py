@@ -4,10 +4,7 @@ retry the uniform solver's steps and reach its state; through levels and regrids
 are kept, the rows count the retries and run.log names each one's bad cell; a retried step
 that is still bad stops the run; restarts and two MPI ranks give one run's numbers bit for bit."""
 import csv
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -140,14 +137,11 @@ def test_two_ranks_retry_the_steps_of_one_rank(tmp_path):
     """Every rank redoes the step together (the bad cell is reduced over them): the snapshots
     are one rank's byte for byte, the rows the same."""
     from test_amr_mpi import same_run
+    from test_mpi import launch
     (tmp_path / "case.toml").write_text(COLUMN + AMR + OUTPUT)
     arguments = ["run", str(tmp_path / "case.toml"), "--quiet", "--arch", "cpu", "--precision", "f64", "--out"]
     assert main(arguments + [str(tmp_path / "one")]) == 0
-    launcher = shutil.which("mpirun", path=str(Path(sys.executable).parent)) or shutil.which("mpirun")
-    assert launcher, "no mpirun: pip install -e '.[test]' installs mpi4py and the mpich wheel"
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    done = subprocess.run([launcher, "-n", "2", sys.executable, "-m", "taichiflow.cli", *arguments,
-                           str(tmp_path / "two")], capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    done = launch(2, ["-m", "taichiflow.cli", *arguments, str(tmp_path / "two")], timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     log = (tmp_path / "two" / "run.log").read_text()
     assert "on 2 MPI ranks" in log and log.count("redone with the retry scheme") == 9

@@ -181,7 +181,7 @@ def _cell_pass_kernels(check, phys, cells, dx, U, W, copy_to_ghosts, clock, idle
     ghost_rate = getattr(copy_to_ghosts, "ghost_rate", None)
     rated_ghosts = ghost_rate is not None
     repaired_now, repairs = _repair_func(phys, cells, U, check.repair_slots), "repair" in phys.model.functions
-    repaired_primitive = _repaired_primitive_func(phys, U, repaired_now)
+    repaired_primitive = repaired_primitive_func(phys, U, repaired_now)
 
     @ti.func
     def primitive_of(I):
@@ -300,9 +300,22 @@ def _max_rate_func(phys, dx):
 
 
 def _repair_func(phys, cells, U, repair_slots):
-    """ti.func (I, w = prim(U[I])) -> whether the model's repair() changed U[I] (w inadmissible;
-    counted in repair_slots). Models without repair(): never."""
-    repairs, slots = "repair" in phys.model.functions, REDUCTION_SLOTS
+    """repair_func counting in repair_slots, by the cell's linear index (a slot of REDUCTION_SLOTS)."""
+    slots = REDUCTION_SLOTS
+
+    @ti.func
+    def count(I):
+        ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
+
+    return repair_func(phys, U, count)
+
+
+def repair_func(phys, U, count=None):
+    """ti.func (I, w = prim(U[I])) -> whether the model's repair() changed U[I] (w inadmissible),
+    then count(I) (a ti.func; None: not counted). Models without repair(): never. The uniform
+    grid's and the adaptive pool's (kernels/amr/cells.py) checks share it, so that blocks of one
+    level repair as the uniform grid does."""
+    repairs, counted = "repair" in phys.model.functions, count is not None
 
     @ti.func
     def repaired_now(I, w):
@@ -310,14 +323,15 @@ def _repair_func(phys, cells, U, repair_slots):
         if ti.static(repairs):
             if not phys.admissible(w):
                 U[I] = phys.repair(U[I], w)
-                ti.atomic_add(repair_slots[ti.cast(linear_index(I, cells) % slots, ti.i32)], ti.cast(1, ti.i64))
+                if ti.static(counted):
+                    count(I)
                 changed = True
         return changed
 
     return repaired_now
 
 
-def _repaired_primitive_func(phys, U, repaired_now):
+def repaired_primitive_func(phys, U, repaired_now):
     """ti.func I -> W of cell I, after the model's repair() of U where W is inadmissible."""
 
     @ti.func

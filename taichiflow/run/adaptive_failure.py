@@ -17,8 +17,7 @@ def step_failure(run, bad, dt: float, retried: bool = False) -> str:
     stepping back to the last good state where it was kept (run.state_good says); retried:
     the step was already redone with the [scheme] retry fluxes."""
     block, cell = bad
-    N = run.solver.N
-    at = tuple(c * N + i for c, i in zip(block.coords, cell))  # (in its level's uniform grid)
+    at = _in_level_grid(run, block, cell)
     view = LevelView(run, block.level, dt)
     w = view.solver.primitive_at(at)
     after = view.with_step(run.step_count + 1, run.t + dt)
@@ -41,7 +40,7 @@ def retry_note(run, bad, dt: float) -> str:
     where and why a case's steps fail (W current: the step's check made it; collective on many
     ranks: every rank reads the leaf)."""
     block, cell = bad
-    at = tuple(c * run.solver.N + i for c, i in zip(block.coords, cell))
+    at = _in_level_grid(run, block, cell)
     w = run.solver.primitive_blocks([block])[block][cell]
     state = ", ".join(f"{n} = {v:.6g}" for n, v in zip(run.model.primitive.component_names(), w))
     return (f"step {run.step_count + 1} (t = {run.t + dt:.9g}, dt = {dt:.4g}) redone with the retry scheme: first "
@@ -49,10 +48,15 @@ def retry_note(run, bad, dt: float) -> str:
             f"{block.level}'s grid): {state}")
 
 
+def _in_level_grid(run, block, cell) -> tuple:
+    """The index of a block's cell in its level's uniform grid."""
+    return tuple(c * run.solver.N + i for c, i in zip(block.coords, cell))
+
+
 def initial_failure(run, bad) -> str:
     """The message of an initial state with the bad cell `bad` = (leaf, cell in it)."""
     block, cell = bad
-    at = tuple(c * run.solver.N + i for c, i in zip(block.coords, cell))
+    at = _in_level_grid(run, block, cell)
     view = LevelView(run, block.level, 0.0)
     w = view.solver.primitive_at(at)
     own = blame_of_state(view, w, at, f"cell {at} of level {block.level}'s grid, its initial state")

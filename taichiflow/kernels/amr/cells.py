@@ -11,6 +11,7 @@ from ...bound_model import is_finite
 from ...layout import component, permute
 from ..indexing import int64_min
 from ..ordered import ordered_bits, ordered_value
+from ..reductions import repair_func, repaired_primitive_func
 from .pool import pool_index
 
 NO_BAD_CELL = -1  # (a bad cell's key is its index, reduced by maximum)
@@ -30,7 +31,7 @@ def make_cell_passes(pool):
     cells = (N,) * dim
     block_cells = N ** dim
     fields = CheckFields(n_globals, phys.U.n, pool.capacity, 2 + len(model_globals))
-    repaired_primitive = repaired_primitive_func(phys, U, fields.repairs)
+    repaired_primitive = repaired_primitive_func(phys, U, slot_repairs(phys, U, fields.repairs))
 
     @ti.func
     def block_cell(J):
@@ -40,8 +41,8 @@ def make_cell_passes(pool):
     @ti.kernel
     def primitives(n_active: ti.i32):
         for J in ti.grouped(ti.ndrange(n_active, *cells)):
-            slot, I = block_cell(J)
-            W[I] = repaired_primitive(slot, I)
+            _, I = block_cell(J)
+            W[I] = repaired_primitive(I)
 
     n_keys = 2 + len(model_globals)  # rate, bad cell, the model's globals
     check_rows = _check_rows_kernel(pool, fields)
@@ -109,7 +110,7 @@ def _check_rows_kernel(pool, fields):
     block_cells = N ** dim
     rows = (N,) * (dim - 1)
     repairs = "repair" in phys.model.functions
-    repaired_now = repair_func(phys, U, fields.repairs)
+    repaired_now = slot_repairs(phys, U, fields.repairs)
 
     @ti.kernel
     def check_rows(n_active: ti.i32):
@@ -133,7 +134,7 @@ def _check_rows_kernel(pool, fields):
                         I = pool_index(slot, [i] + [component(J, 1 + d) for d in range(dim - 1)])
                         w = phys.prim(U[I])
                         if ti.static(repairs and again == 0):
-                            if repaired_now(slot, I, w):
+                            if repaired_now(I, w):
                                 repaired = 1
                                 continue
                         W[I] = w
@@ -159,42 +160,17 @@ def _check_rows_kernel(pool, fields):
     return check_rows
 
 
-def repair_func(phys, U, counts=None):
-    """ti.func (slot, I, w = prim(U[I])) -> whether the model's repair() changed U[I] (w
-    inadmissible), counted per block slot in `counts` (None: not counted, the copies of other
-    ranks' leaves, whose owner counts them). The uniform code's arithmetic
-    (kernels/reductions.py: _repair_func), so that blocks of one level repair as it does.
-    Compiled in only for a model with repair(): the other models' kernels are unchanged."""
-    repairs = "repair" in phys.model.functions
-    counted = counts is not None
+def slot_repairs(phys, U, counts=None):
+    """The uniform check's repair_func (kernels/reductions.py) on the pool: each repaired cell
+    counted in `counts` at its block's slot (None: not counted: the copies of other ranks'
+    leaves, whose owners count them). Compiled in only for a model with repair()."""
+    if counts is None:
+        return repair_func(phys, U)
 
     @ti.func
-    def repaired_now(slot, I, w):
-        changed = False
-        if ti.static(repairs):
-            if not phys.admissible(w):
-                U[I] = phys.repair(U[I], w)
-                if ti.static(counted):
-                    ti.atomic_add(counts[slot], ti.cast(1, ti.i64))
-                changed = True
-        return changed
-
-    return repaired_now
-
-
-def repaired_primitive_func(phys, U, counts=None):
-    """ti.func (slot, I) -> W of cell I, after the model's repair() of U where W is
-    inadmissible (repair_func; W then from the repaired U, as the uniform primitives)."""
-    repaired_now = repair_func(phys, U, counts)
-
-    @ti.func
-    def repaired_primitive(slot, I):
-        w = phys.prim(U[I])
-        if repaired_now(slot, I, w):
-            w = phys.prim(U[I])
-        return w
-
-    return repaired_primitive
+    def count(I):
+        ti.atomic_add(counts[component(I, 0)], ti.cast(1, ti.i64))
+    return repair_func(phys, U, count)
 
 
 class CheckFields:

@@ -6,7 +6,8 @@ import taichi as ti
 
 from ...layout import component
 from ..indexing import numpy_dtype
-from .cells import repaired_primitive_func
+from ..reductions import repaired_primitive_func
+from .cells import slot_repairs
 from .pool import pool_index
 
 
@@ -67,7 +68,7 @@ def make_slab_transfers(pool):
     there is repaired as its owner's check or primitives repair it (uncounted: the owner counts)."""
     dim, N, dtype, phys, U, W = pool.dim, pool.N, pool.dtype, pool.phys, pool.U, pool.W
     vector = ti.types.vector(phys.U.n, dtype)
-    repaired_primitive = repaired_primitive_func(phys, U)
+    repaired_primitive = repaired_primitive_func(phys, U, slot_repairs(phys, U))  # (uncounted)
 
     @ti.func
     def cell(rows: ti.template(), k, i):
@@ -88,7 +89,7 @@ def make_slab_transfers(pool):
                             buffer[at] = U[I]
                         else:
                             U[I] = buffer[at]
-                            W[I] = repaired_primitive(0, I)  # (slot 0: uncounted)
+                            W[I] = repaired_primitive(I)
                         at += 1
         return copy
 
