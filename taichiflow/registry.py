@@ -124,6 +124,9 @@ class RiemannSolverEntry:
     doc: str = ""
     provided_by: str | None = None            # the model that provides it (Model.riemann_solver), else None
     courant_sum: float | None = None          # as ReconstructionEntry's (FORCE's alpha = dimension: every axis)
+    # Many flux evaluations a face: solving the faces across a fused walk twice costs more than
+    # the memory it saves, so [run] fuse = "auto" keeps a sweep per axis (kernels/plan.py).
+    costly: bool = False
 
     def load(self) -> Callable:
         return resolve(self.factory)
@@ -335,7 +338,7 @@ riemann_solvers = Catalogue("Riemann solver", [
     RiemannSolverEntry("force", _RIEMANN + "make_force", diffusive=True, courant_sum=1.0,
                        doc="FORCE (Toro & Billett 2000): centred, needs only the flux"),
     RiemannSolverEntry("musta", _RIEMANN + "make_musta", options=("musta_stages",), diffusive=True,
-                       courant_sum=1.0,
+                       courant_sum=1.0, costly=True,
                        doc="MUSTA-FORCE (Toro & Titarev 2006): centred, needs only the flux and the signal speeds "
                            "(its flux limited toward Lax-Friedrichs where a face would leave the admissible set)"),
 ])
@@ -407,14 +410,16 @@ def _roles(values) -> tuple[str, ...]:
 
 
 def register_riemann_solver(name: str, factory: Target, needs_hooks=(), needs_roles=(), options=(),
-                            diffusive: bool = False, doc: str = "", replace: bool = False) -> RiemannSolverEntry:
+                            diffusive: bool = False, doc: str = "", replace: bool = False,
+                            costly: bool = False) -> RiemannSolverEntry:
     """Make `riemann = "name"` a valid choice: factory(phys, scheme) -> Taichi function
     (wL, wR, dt_dx) -> flux. needs_hooks: model functions it calls ("hllc_star", ...);
     needs_roles: model roles it reads; options: [scheme] keys it reads ("wave_speeds" adds
-    the chosen estimate's hooks)."""
+    the chosen estimate's hooks); costly: many flux evaluations a face ([run] fuse = "auto"
+    then keeps a sweep per axis rather than solving faces twice)."""
     return riemann_solvers.add(RiemannSolverEntry(name, factory, _names(needs_hooks, "needs_hooks"),
                                                   _roles(needs_roles), _names(options, "options"),
-                                                  bool(diffusive), doc), replace)
+                                                  bool(diffusive), doc, costly=bool(costly)), replace)
 
 
 def register_model_solvers(model) -> None:

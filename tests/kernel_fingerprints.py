@@ -76,7 +76,8 @@ CPU_MATRIX = {
 # The CUDA-only paths: warp-shuffle walks and sweeps, loads a step ahead, f64 segments of 32.
 CUDA_MATRIX = {
     "3d-weno5-hllc-lsrk3-f32-shufflewalk": ("sedov3d.toml", _3D + ['run.precision="f32"']),
-    "3d-weno5-hllc-lsrk3-f64-shufflesweep-segment32": ("sedov3d.toml", _3D + ['run.precision="f64"']),
+    "3d-weno5-hllc-lsrk3-f64-shufflesweep-segment32": ("sedov3d.toml", _3D + [
+        'run.precision="f64"', 'run.segment=[32,32,2]']),  # (the default on grids that fill a GPU)
     "3d-plm-hll-ssprk2-f32-fused-shufflewalk-cell": ("sedov3d.toml", _3D + [
         'run.precision="f32"', 'scheme.reconstruction="plm"', 'scheme.riemann="hll"',
         'scheme.integrator="ssprk2"']),

@@ -5,6 +5,7 @@ import pytest
 
 from helpers import CASES, case_from_text, precise
 from taichiflow.kernels import plan as kernel_plan
+from taichiflow import registry
 from taichiflow.case import CaseError, load_case
 from taichiflow.run import Simulation, SimulationError
 from test_symmetry import BLAST
@@ -175,7 +176,7 @@ def test_warp_shuffles_need_cuda_and_whole_warps():
     assert plan_of(load_case(CASES / "sod.toml")).last_axis is LastAxis.WALKED  # auto: CPU walks
     sedov = load_case(CASES / "sedov3d.toml", ["grid.cells=[8, 8, 8]"])
     sweep = plan_of(sedov, "cuda", "f64")  # auto: f64 on CUDA, the last axis in a sweep of its own
-    assert sweep.last_axis is LastAxis.SHUFFLE_SWEEP and sweep.walked == (0, 1, 2) and sweep.segments == (32, 32, 2)
+    assert sweep.last_axis is LastAxis.SHUFFLE_SWEEP and sweep.walked == (0, 1, 2)
     sod_2d = ["grid.cells=[40, 8]", "grid.lower=[0.0, 0.0]", "grid.upper=[1.0, 0.2]",
               "initial.regions.0.normal=[1.0, 0.0]", "initial.regions.0.point=[0.5, 0.1]"]
     walk = plan_of(load_case(CASES / "sod.toml", sod_2d), "cuda", "f32")  # auto: f32 on CUDA
@@ -187,6 +188,34 @@ def test_warp_shuffles_need_cuda_and_whole_warps():
     fused_3d = plan_of(load_case(CASES / "sedov3d.toml", ["scheme.reconstruction='plm'"]), "cuda", "f32")
     assert fused_3d.walked == (0,) and fused_3d.across == (1,) and fused_3d.shuffle_in_walk
     assert "warp shuffles inside the walk along x" in fused_3d.describe()
+
+
+def test_default_segments_shorten_on_grids_too_small_to_fill_the_device():
+    """[run] segment = []: the measured lengths (16, 32 in f64 on CUDA, 2 along the last axis)
+    where a walk has FILL_THREADS threads, halved down to MIN_SEGMENT where it has fewer (CUDA
+    only); a segment the case sets is kept."""
+    sedov = lambda n, *more: load_case(CASES / "sedov3d.toml", [f"grid.cells=[{n}, {n}, {n}]", *more])
+    assert plan_of(sedov(256), "cuda", "f64").segments == (32, 32, 2)
+    assert plan_of(sedov(128), "cuda", "f64").segments == (32, 32, 2)  # 4 x 128^2 threads: enough
+    assert plan_of(sedov(128), "cuda", "f32").segments == (16, 16, 2)
+    assert plan_of(sedov(64), "cuda", "f64").segments == (4, 4, 2)     # 2 x 64^2 threads: 4 x fewer
+    assert plan_of(sedov(64), "cuda", "f32").segments == (4, 4, 2)
+    assert plan_of(sedov(32), "cuda", "f32").segments == (4, 4, 2)     # not below MIN_SEGMENT
+    assert plan_of(sedov(64)).segments == (16, 16, 2)                  # the CPU's threads are few
+    assert plan_of(sedov(64, "run.segment=[8, 16, 2]"), "cuda", "f64").segments == (8, 16, 2)
+    assert kernel_plan.sweep_segments([], 2, "cuda", "f32", (512, 512)) == [4, 2]   # 32 x 512 -> 128 x 512
+    assert kernel_plan.sweep_segments([], 2, "cuda", "f32", (1024, 1024)) == [16, 2]
+
+
+def test_auto_fuses_narrow_stencils_unless_the_riemann_solver_is_costly():
+    """MUSTA (registry: costly) solves its faces in a sweep per axis under fuse = "auto": solving
+    the faces across a fused walk twice measured slower; HLL with the same stencil fuses."""
+    blast = load_case(CASES / "sr_blast_3d.toml", ["grid.cells=[16, 16, 16]"])
+    for arch, precision in (("cpu", "f64"), ("cuda", "f32"), ("cuda", "f64")):
+        assert not plan_of(blast, arch, precision).fused
+    assert plan_of(load_case(CASES / "sr_blast_3d.toml", ["grid.cells=[16, 16, 16]", "scheme.riemann='hll'"])).fused
+    assert plan_of(load_case(CASES / "sr_blast_3d.toml", ["grid.cells=[16, 16, 16]", "run.fuse=true"])).fused
+    assert registry.riemann_solvers.get("musta").costly and not registry.riemann_solvers.get("hllc").costly
 
 
 def test_each_sweep_names_the_axes_whose_ghost_layers_it_reads():

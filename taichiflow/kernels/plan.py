@@ -30,6 +30,13 @@ RECONSTRUCT_PER_FACE = {("cuda", "f32"): 3}
 # +4% against 16 in each of four calls on an H100 at 256^3 (docs/performance.md).
 SEGMENT_STRIDED = {("cuda", "f64"): 32}
 SEGMENT_CONTIGUOUS = 2
+# Threads a walk needs to keep the device busy: on a grid so small that the default segments
+# leave a strided axis' walk fewer, its segments are halved down to MIN_SEGMENT. H200, seed
+# 000's 3D blast (MUSCL-Hancock + MUSTA, one fused walk along x) at 64^3: f32 16 -> 4 cells
+# 3.34e8 -> 5.30e8 cell-updates/s, f64 32 -> 4 6.22e7 -> 1.97e8 (8: 2.02e8); at 128^3 (65,536
+# walking threads in f64) segments of 8, 16 and 32 within 1% (docs/performance.md).
+FILL_THREADS = {"cuda": 65536}
+MIN_SEGMENT = 4
 # Where the walking sweeps load a cell's U, R, U0 one cell ahead (kernels/stage.py): a GPU
 # thread waits for its loads, a CPU core's out-of-order window hides them, and there the early
 # loads measured slower (PLM + HLL, 32^3, 2 cores: 1.8e6 against 2.5e6 cell-updates/s).
@@ -46,6 +53,10 @@ SHUFFLE_LAST_AXIS = {("cuda", "f64"): True, ("cuda", "f32"): "walk"}
 # an H100 at 256^3 (f32) first order +54%, PLM + HLL + SSP-RK2 +9 to +19%, WENO3 +4%,
 # MUSCL-Hancock +1%, PLM f64 +2%; WENO5 (3 cells) 18% slower (docs/performance.md).
 FUSE_MAX_GHOST = 2
+# ... except with a costly Riemann solver (registry: MUSTA, a predictor and a FORCE flux a
+# stage), whose faces solved twice outweigh the memory saved: H200, SRHD MUSCL-Hancock + MUSTA
+# + Euler at 128^3, a sweep per axis against fused: f32 1.198e9 against 8.90e8, f64 4.98e8
+# against 2.58e8 (docs/performance.md).
 # [run] shuffle = "walk" in a fused stage: the walk along x solves the last axis through
 # shuffles (each face once) where the reconstruction reaches at least this many cells a side;
 # first-order faces are cheaper solved twice. H100, 256^3, f32: PLM + HLL + SSP-RK2 +3 to +8%,
@@ -351,6 +362,13 @@ def fuse_choice(fuse, shuffle):
     return False if fuse == "auto" and asked else fuse
 
 
+def _fuses(scheme: SchemeTable, reach: int) -> bool:
+    """[run] fuse = "auto": one sweep per stage for narrow stencils and solvers that are not costly."""
+    method = registry.methods.get(scheme.method)
+    costly = not method.own_flux and registry.riemann_solvers.get(scheme.riemann).costly
+    return reach <= FUSE_MAX_GHOST and not costly
+
+
 def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision: str, reach: int) -> bool:
     """Whether the sweeps reconstruct each cell once for both of its faces ([run] reconstruct),
     for a reconstruction reading `reach` cells on each side of a face: only where the
@@ -395,15 +413,28 @@ def stencil_reach(scheme: SchemeTable) -> int:
     return method.reach if method.own_flux else registry.reconstructions.get(scheme.reconstruction).reach
 
 
-def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32") -> list:
-    """Per-axis segment lengths from the [run] segment key (int, per-axis sequence, or empty)."""
+def sweep_segments(segment, dim: int, arch: str = "cpu", precision: str = "f32", cells=None) -> list:
+    """Per-axis segment lengths from the [run] segment key (int, per-axis sequence, or empty:
+    the measured defaults, shortened on a grid of `cells` too small to fill the device)."""
     if isinstance(segment, int):
         return [segment] * dim
     if not segment:
-        return [SEGMENT_STRIDED.get((arch, precision), 16)] * (dim - 1) + [SEGMENT_CONTIGUOUS]
+        lengths = [SEGMENT_STRIDED.get((arch, precision), 16)] * (dim - 1) + [SEGMENT_CONTIGUOUS]
+        return _filling(lengths, cells, FILL_THREADS.get(arch)) if cells and arch in FILL_THREADS else lengths
     if len(segment) != dim:
         raise ValueError(f"[run] segment has {len(segment)} values for a {dim}D grid")
     return list(segment)
+
+
+def _filling(lengths: list, cells, threads: int) -> list:
+    """The strided axes' segments halved (down to MIN_SEGMENT) until each walk along them has
+    `threads` threads: fewer idle SMs on small grids, for a face solved twice more per segment."""
+    total = _product(cells)
+    lengths = list(lengths)
+    for axis in range(len(cells) - 1):
+        while lengths[axis] > MIN_SEGMENT and total // cells[axis] * -(-cells[axis] // lengths[axis]) < threads:
+            lengths[axis] = max(MIN_SEGMENT, lengths[axis] // 2)
+    return lengths
 
 
 def resolve(scheme: SchemeTable, run: RunTable, arch: str, precision: str, cells, boundaries,
@@ -427,7 +458,7 @@ def resolve(scheme: SchemeTable, run: RunTable, arch: str, precision: str, cells
             raise ValueError(f"[grid] cells: {n} cells along {'xyz'[axis]}, fewer than the {ghost} ghost layers "
                              f"the scheme's stencils reach; a {mirrored[0]} face's mirror image needs at least "
                              f"{ghost}")
-    segments = tuple(sweep_segments(run.segment, dim, arch, precision))
+    segments = tuple(sweep_segments(run.segment, dim, arch, precision, cells))
     split = bool(scheme.dimensional_splitting) and dim > 1
     if split and len(stages) != 1:
         raise ValueError(f"[scheme] dimensional_splitting takes a one-stage integrator (integrator = 'euler'): "
@@ -443,7 +474,7 @@ def resolve(scheme: SchemeTable, run: RunTable, arch: str, precision: str, cells
         raise ValueError("[scheme] density_limiter needs both face states of every cell, which the faces a fused "
                          "stage solves across its walk do not have; leave [run] fuse 'auto' (then not fused) or false")
     shuffle = uses_shuffle(run.shuffle, arch, precision, run.block_dim)
-    fused = ((reaches[0] <= FUSE_MAX_GHOST if fuse == "auto" else bool(fuse)) and dim > 1 and not split
+    fused = ((_fuses(schemes[0], reaches[0]) if fuse == "auto" else bool(fuse)) and dim > 1 and not split
              and not limited)
     if split:  # each axis' sweep updates U on its own (no fused walk, no shuffles across the walk)
         shuffle = False
