@@ -17,7 +17,7 @@ import numpy as np
 from .around import around, offsets_array, touching_table
 
 LAST_KEY = np.iinfo(np.uint64).max  # (the first key of a rank left without leaves at the end)
-HALO_DEPTH = 2  # touching steps a rank's copies reach (kernels/amr: see parallel/amr_layout.py)
+HALO_DEPTH = 1  # touching steps a rank's copies reach (kernels/amr: see parallel/amr_layout.py)
 
 
 class Partition(NamedTuple):

@@ -1,15 +1,17 @@
 """What one rank's block pool holds in an adaptive run on many ranks (numpy only).
 
-Each rank holds its own leaves and copies of the other ranks' leaves within two touching
-steps of them (mesh/partition.HALO_DEPTH), so that every value its own leaves' step reads is
+Each rank holds its own leaves and copies of the other ranks' leaves that touch them (one
+touching step: mesh/partition.HALO_DEPTH), so that every value its own leaves' step reads is
 computed there exactly as on one rank: a leaf's same-level neighbours (the reader of W), the
 fine blocks whose U restricts into its ghost layers and whose face fluxes it takes at a level
-jump, and the coarse block a fine leaf's ghost layers are prolonged from, with that block's own
-ghost layers and neighbours (the second step). Before every stage the copies' cells that the
-rank's kernels read are refreshed from their owners (parallel/amr_slabs.py: all of them lie in
-copies that touch an own leaf, so the second step's copies receive none); only a rank's own
-leaves are stepped and checked, so what a copy holds elsewhere, and what the copies' ghost
-layers hold at the halo's outer edge (read from a void slot), never reaches a leaf that counts.
+jump, and the coarse block a fine leaf's ghost layers are prolonged from, with the neighbours
+of that block its slopes read (they touch the fine leaf too). Before every stage the copies'
+cells that the rank's kernels read are refreshed from their owners (parallel/amr_slabs.py);
+only a rank's own leaves are stepped and checked, so what a copy holds elsewhere, and what the
+copies' ghost layers hold (filled from the void slot past the halo's edge), never reaches a
+leaf that counts: tests/test_amr_partition.py traces the kernels' reads cell by cell, and the
+MPI tests poison every copy with NaN before each refresh. (A second ring, the leaves touching
+the copies, was held for those ghost layers until it was found that nothing reads them.)
 
 The tables are what the whole forest's (mesh.device_tables) would be with their rows taken for
 the held leaves and their entries renumbered into the rank's slots, but only the held leaves'
