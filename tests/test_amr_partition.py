@@ -300,6 +300,59 @@ def test_touching_pairs_carry_over_a_regrid(dim, seed):
                 assert np.array_equal(reach_of_run(pairs, lo, hi, depth), reach(fresh, start, depth))
 
 
+@pytest.mark.parametrize("dim,ranks,rebalance,seed", [(2, 3, True, 4), (3, 4, False, 5), (3, 2, True, 7)])
+def test_exchange_lists_carried_over_a_regrid_are_those_made_anew(dim, ranks, rebalance, seed):
+    """A regrid's exchange lists made from the previous ones (the groups of copies it left
+    alone carried over, renumbered) equal lists made from nothing, message by message, and
+    who holds each leaf carried over from the previous layout equals it found anew, through a
+    chain of regrids with and without a new partition; and at least one regrid carried some
+    groups over and worked some out anew (else this would test nothing)."""
+    chain = chain_of(dim, ranks, rebalance, seed)
+    ghost = 3
+    slabs = [HaloSlabs(layout, ghost) for layout in chain[0][0]]
+    partly = False
+    for old, new, _, _ in chain:
+        for before, after in zip(old, new):
+            since = RankLayout(after.forest, after.owner, ranks, after.rank, after.pairs, previous=before)
+            assert np.array_equal(since.held, after.held)
+            assert np.array_equal(since.local, after.local)
+        carried = [HaloSlabs(layout, ghost, previous) for layout, previous in zip(new, slabs)]
+        for layout, previous, made in zip(new, slabs, carried):
+            fresh = HaloSlabs(layout, ghost)
+            assert np.array_equal(made.keys, fresh.keys) and np.array_equal(made.joined, fresh.joined)
+            for lists, expected in ((made.sends, fresh.sends), (made.receives, fresh.receives)):
+                assert lists.keys() == expected.keys()
+                for q in lists:
+                    assert np.array_equal(lists[q], expected[q])
+            stays = previous._unchanged_groups(layout, ghost)[2]
+            partly |= bool(stays.any() and not stays.all())
+        slabs = carried
+    assert partly
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_regrid_away_from_the_ranks_edge_carries_every_group_over(dim):
+    """A regrid that splits a leaf far from the other rank's leaves leaves every group of
+    copies alone: nothing is worked out anew (no pair at all) and the lists are those made
+    anew."""
+    forest = Forest.uniform((8,) + (1,) * (dim - 1), 4, 2, (False,) * dim)
+    owner = split(forest, 2).owners(forest)
+    before = RankLayout(forest, owner, 2, 0)
+    slabs = HaloSlabs(before, 3)
+    refine = np.zeros(len(forest.levels), bool)
+    refine[0] = True  # (the first root block: three blocks from rank 1's first)
+    new = forest.refined_where(refine, np.zeros_like(refine))
+    after = RankLayout(new, of_owners(forest, owner, 2).owners(new), 2, 0,
+                       updated_pairs(before.pairs, forest, new), previous=before)
+    stays = slabs._unchanged_groups(after, 3)[2]
+    assert stays[np.flatnonzero(after.held[0] & after.held[1])].all()
+    carried, fresh = HaloSlabs(after, 3, slabs), HaloSlabs(after, 3)
+    assert np.array_equal(carried.joined, fresh.joined) and len(fresh.keys) > 0
+    for q in (1,):
+        assert np.array_equal(carried.sends[q], fresh.sends[q])
+        assert np.array_equal(carried.receives[q], fresh.receives[q])
+
+
 @functools.lru_cache(maxsize=None)
 def chain_of(dim, ranks, rebalance, seed):
     return regrid_chain(dim, ranks, rebalance, seed)

@@ -7,6 +7,11 @@ regions' levels of the new leaves and the staged upload. No device.
 
     python3 tools/amr-regrid-profile.py [--size 33k|18k] [--regrids 30] [--step 0.0005]
                                         [--repeat 3] [--clock cpu|wall] [--cprofile [--top 25]]
+                                        [--ranks K [--rank R]]
+
+--ranks K: what rank R (default 0) of K does instead (RankPackSolver.moved_to's host work:
+the carried-over partition, the touching pairs updated, every rank's held leaves, the routes,
+the tables updated in place, the exchange lists and their rows as the refresh takes them).
 
 Prints per regrid the leaves, the changes (leaves added and removed) and the table rows sent,
 then per phase the median and mean milliseconds over the regrids after the first two, each
@@ -28,6 +33,10 @@ import numpy as np  # noqa: E402
 
 from taichiflow.kernels.amr.criteria import Criteria, RegionSlots, coded, decoded, leaf_flags  # noqa: E402
 from taichiflow.kernels.amr.staging import FaceLists, staged  # noqa: E402
+from taichiflow.mesh.partition import imbalance, split, updated_pairs  # noqa: E402
+from taichiflow.parallel.amr_layout import RankLayout, local_tables, updated_local_tables  # noqa: E402
+from taichiflow.parallel.amr_routes import RegridRoutes  # noqa: E402
+from taichiflow.parallel.amr_slabs import HaloSlabs  # noqa: E402
 from taichiflow.mesh import (Forest, Region, RegionLevels, assign_slots, device_tables, plan_regrid,  # noqa: E402
                              updated_tables)
 
@@ -40,6 +49,9 @@ CRITERIA = Criteria(0.8, 0.2, 0.1, up_to=3)
 SIZES = {"33k": (0.25, 0.004, 0.03, 0.001), "18k": (0.25, 0.001, 0.01, 0.0004)}
 CLOCK = time.process_time  # (the process's CPU seconds: the machine is shared; --clock wall for perf_counter)
 PHASES = ("flags", "refined_where", "plan_regrid", "updated_tables", "region_levels", "staged", "total")
+RANK_PHASES = ("flags", "refined_where", "partition", "pairs", "layout", "routes", "tables", "region_levels",
+               "staged", "slabs", "total")
+GHOST = 3  # (WENO5's ghost width, as the cloud blast runs)
 
 
 def shells(forest, shapes) -> np.ndarray:
@@ -120,11 +132,81 @@ class Regrids:
                         "rows": len(update.rows)}
 
 
+class RankRegrids(Regrids):
+    """The host state of rank `rank` of `ranks` between regrids, and its part of one regrid
+    (RankPackSolver.moved_to without the device) timed by phase."""
+
+    def __init__(self, forest: Forest, regions: RegionLevels, capacity: int, ranks: int, rank: int):
+        self.forest, self.capacity, self.ranks, self.rank = forest, capacity, ranks, rank
+        self.region_levels = regions
+        self.partition = split(forest, ranks)
+        self.layout = RankLayout(forest, self.partition.owners(forest), ranks, rank)
+        self.tables = local_tables(forest, self.layout, capacity)
+        self.halo = HaloSlabs(self.layout, GHOST)
+        self.regions = RegionSlots(regions, capacity)
+        self.regions.set(forest, self.layout.slot, self.layout.local)
+        self.faces = FaceLists(3, capacity)
+        self.faces.set_slots(self.tables, self.layout.local_slots)
+        self.slots = type("Slots", (), {"array": np.where(self.layout.slot >= 0, self.layout.slot, capacity - 1)})
+
+    def device_codes(self, shapes) -> np.ndarray:
+        """The flags of every leaf, as the ranks' indicate kernels would send them gathered
+        (the regions' levels from the whole forest: a rank's pool holds only its leaves')."""
+        forest, regions = self.forest, self.region_levels
+        second = shells(forest, shapes)
+        return coded(*leaf_flags(second, np.zeros_like(second), forest.levels,
+                                 regions.levels(forest.levels, forest.coords),
+                                 regions.levels(forest.levels - 1, forest.coords >> 1), MAX_LEVEL, CRITERIA))
+
+    def regrid(self, codes: np.ndarray) -> dict:
+        times, clock = {}, [CLOCK()]
+
+        def lap(name):
+            clock.append(CLOCK())
+            times[name] = clock[-1] - clock[-2]
+        forest = self.forest
+        refine, derefine = decoded(codes)
+        lap("flags")
+        new = forest.refined_where(refine, derefine)
+        lap("refined_where")
+        if new is forest:
+            return times | {"total": clock[-1] - clock[0], "added": 0, "removed": 0}
+        owner = self.partition.owners(new)
+        if imbalance(owner, self.ranks) > 1.1:
+            self.partition = split(new, self.ranks)
+            owner = self.partition.owners(new)
+        lap("partition")
+        pairs = updated_pairs(self.layout.pairs, forest, new)
+        lap("pairs")
+        layout = RankLayout(new, owner, self.ranks, self.rank, pairs, previous=self.layout)
+        lap("layout")
+        routes = RegridRoutes(self.layout, layout, self.capacity)
+        layout.place(routes.slots)
+        lap("routes")
+        self.tables = updated_local_tables(self.tables, self.layout, layout)
+        lap("tables")
+        self.regions.set(new, layout.slot, routes.placed)
+        lap("region_levels")
+        update = staged(self.tables, self.faces, self.regions)
+        lap("staged")
+        slabs = self.halo = HaloSlabs(layout, GHOST, self.halo)
+        for lists in (slabs.sends, slabs.receives):
+            [HaloSlabs.cells(entries) for entries in lists.values()]
+        lap("slabs")
+        times["total"] = clock[-1] - clock[0]
+        theirs, ours = new.tiling.matches(forest.tiling)
+        self.forest, self.layout = new, layout
+        self.slots.array = np.where(layout.slot >= 0, layout.slot, self.capacity - 1)
+        return times | {"added": int(np.count_nonzero(theirs < 0)), "removed": int(np.count_nonzero(ours < 0)),
+                        "rows": len(update.rows), "held": len(layout.local), "own": layout.n_owned}
+
+
 def regrid_sequence(forest: Forest, regions: RegionLevels, shapes: list, args, profile) -> list[dict]:
     """args.regrids regrids from `forest`, the shapes moving args.step a regrid outward (the
     cloud's a quarter of that); per regrid its phases' seconds and changes."""
     shapes = list(shapes)
-    state = Regrids(forest, regions, args.capacity)
+    state = Regrids(forest, regions, args.capacity) if args.ranks == 1 else \
+        RankRegrids(forest, regions, args.capacity, args.ranks, args.rank)
     rows = []
     for _ in range(args.regrids):
         shapes[0] += args.step
@@ -150,6 +232,8 @@ def main():
     parser.add_argument("--cprofile", action="store_true", help="profile the first run")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument("--ranks", type=int, default=1, help="many ranks' host work (RankPackSolver.moved_to)")
+    parser.add_argument("--rank", type=int, default=0, help="the rank whose work is timed (with --ranks)")
     args = parser.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -166,10 +250,11 @@ def main():
              for key, value in row.items()} for k, row in enumerate(runs[0])]
     for k, row in enumerate(rows):
         print(f"regrid {k}: {row['leaves']} leaves, {row['added']} added, {row['removed']} removed, "
-              f"{row.get('rows', 0)} table rows, {1e3 * row['total']:.2f} ms")
+              f"{row.get('rows', 0)} table rows, {1e3 * row['total']:.2f} ms"
+              + (f" (held {row['held']}, own {row['own']})" if "held" in row else ""))
     timed = rows[2:] if len(rows) > 2 else rows
     print(f"\nper phase, ms over {len(timed)} regrids (each the least of {args.repeat} runs): median, mean")
-    for phase in PHASES:
+    for phase in (PHASES if args.ranks == 1 else RANK_PHASES):
         values = [1e3 * row.get(phase, 0.0) for row in timed]
         print(f"  {phase:15s} {np.median(values):7.2f} {np.mean(values):7.2f}")
     if profile:

@@ -167,10 +167,29 @@ def reach_of_run(pairs: Pairs, lo: int, hi: int, depth: int = HALO_DEPTH) -> np.
     mask[lo:hi] = True
     added = np.arange(lo, hi)
     for _ in range(depth):
-        starts, ends = pairs.offsets[added], pairs.offsets[added + 1]
-        counts = ends - starts
-        at = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
         before = mask.copy()
-        mask[pairs.j[at]] = True
+        mask[pairs.j[pairs_of(pairs, added)]] = True
         added = np.flatnonzero(mask & ~before)
     return mask
+
+
+def pairs_of(pairs: Pairs, leaves: np.ndarray) -> np.ndarray:
+    """The positions in the table of the pairs whose first leaf is one of `leaves` (their
+    slices joined, in the order of `leaves`)."""
+    starts, ends = pairs.offsets[leaves], pairs.offsets[np.asarray(leaves) + 1]
+    counts = ends - starts
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+
+
+def left_alone(pairs: Pairs, old, new, old_owner: np.ndarray, new_owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(per leaf of `new`: whether a regrid of `old` left it and every leaf touching it as they
+    were, kept and with the same rank; per leaf of `new` its index in `old`, -1 if new). Only
+    the changed leaves' pairs are read (touching is symmetric: a changed leaf marks the leaves
+    it touches), so the work follows the regrid's changes, not the forest."""
+    theirs, _ = new.tiling.matches(old.tiling)
+    kept = theirs >= 0
+    changed = ~kept
+    changed[kept] = new_owner[kept] != old_owner[theirs[kept]]
+    alone = ~changed
+    alone[pairs.j[pairs_of(pairs, np.flatnonzero(changed))]] = False
+    return alone, theirs

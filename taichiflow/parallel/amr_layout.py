@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mesh.partition import pair_table, reach_of_run, touching_pairs
+from ..mesh.partition import left_alone, pair_table, pairs_of, reach_of_run, touching_pairs
 from ..mesh.slot_arrays import NO_SLOT
 from ..mesh.tables import RELATION_CODES, ROWS_AT_ONCE, DeviceTables
 from ..mesh.tables import _write_rows as write_rows  # (the rows of some leaves: the one-rank tables' own code)
@@ -36,17 +36,36 @@ class RankLayout:
     and for rank `rank`: its slots (`slots`, aligned with `local`: slots 0..k-1 unless a
     regrid kept its blocks where they were, parallel/amr_routes.py) and its exchange lists."""
 
-    def __init__(self, forest, owner: np.ndarray, ranks: int, rank: int, pairs=None, slots=None):
+    def __init__(self, forest, owner: np.ndarray, ranks: int, rank: int, pairs=None, slots=None, previous=None):
+        """previous: the layout of the forest before a regrid (on as many ranks): who holds
+        each leaf carries over where the regrid left the leaf and those touching it alone."""
         self.forest, self.ranks, self.rank = forest, ranks, rank
         self.owner = np.asarray(owner, np.int64)
         self.pairs = pairs = pair_table(forest) if pairs is None else pairs  # (mesh/partition.Pairs)
-        runs = np.searchsorted(self.owner, np.arange(ranks + 1))  # (each rank's own leaves: one run)
-        self.held = np.stack([reach_of_run(pairs, runs[q], runs[q + 1]) for q in range(ranks)]) if len(self.owner) else \
-            np.zeros((ranks, 0), bool)
+        if previous is not None and previous.ranks == ranks:
+            self.held = self._held_since(previous)
+        elif len(self.owner):
+            runs = np.searchsorted(self.owner, np.arange(ranks + 1))  # (each rank's own leaves: one run)
+            self.held = np.stack([reach_of_run(pairs, runs[q], runs[q + 1]) for q in range(ranks)])
+        else:
+            self.held = np.zeros((ranks, 0), bool)
         own = self.owner == rank
         self.local = np.concatenate([np.flatnonzero(own), np.flatnonzero(self.held[rank] & ~own)])
         self.n_owned = int(own.sum())
         self.place(np.arange(len(self.local)) if slots is None else slots)
+
+    def _held_since(self, previous) -> np.ndarray:
+        """held (per rank, per leaf) from the previous layout's: a leaf left alone by the
+        regrid is held where it was; any other is held by its owner and by the owners of the
+        leaves touching it (touching is symmetric: its own pairs)."""
+        alone, theirs = left_alone(self.pairs, previous.forest, self.forest, previous.owner, self.owner)
+        held = np.zeros((self.ranks, len(self.owner)), bool)
+        held[:, alone] = previous.held[:, theirs[alone]]
+        redone = np.flatnonzero(~alone)
+        at = pairs_of(self.pairs, redone)
+        held[self.owner[redone], redone] = True
+        held[self.owner[self.pairs.j[at]], self.pairs.i[at]] = True
+        return held
 
     def place(self, slots: np.ndarray) -> None:
         """The held leaves in `slots` (aligned with `local`)."""

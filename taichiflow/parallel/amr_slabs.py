@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..mesh.partition import left_alone
+
 
 def reach_depths(ghost: int) -> np.ndarray:
     """int (3, 2): layers of a copy read next to an own leaf, by [copy's level - own's + 1,
@@ -49,18 +51,25 @@ def pair_rows(forest, reader: np.ndarray, copy: np.ndarray, ghost: int) -> np.nd
     shared = np.zeros(lo.shape, bool)  # per axis: the two overlap (by more than a point) across it
     for s, allowed in shifts:
         shared |= allowed & (np.minimum(hi + s * period, first + N) > np.maximum(lo + s * period, first))
-    depth = reach_depths(ghost)[up[:, 0] + 1, (shared.sum(axis=1) == dim - 1).astype(np.int64)][:, None, None]
-    x = first[:, :, None] + np.arange(N)
-    along = np.zeros(x.shape, bool)  # per axis the copy's cells within reach
-    for s, allowed in shifts:
-        low, high = (lo + s * period)[:, :, None] - depth, (hi + s * period)[:, :, None] + depth
-        along |= allowed[:, :, None] & (x >= low) & (x < high)
+    depth = reach_depths(ghost)[up[:, 0] + 1, (shared.sum(axis=1) == dim - 1).astype(np.int64)][:, None]
     word = _word(N)
-    last = np.bitwise_or.reduce(along[:, -1].astype(word) << np.arange(N, dtype=word), axis=1)
-    rows = np.ones((len(along), 1), bool)
+    within = np.zeros(lo.shape, word)  # per axis the copy's cells within reach, as bits (cell i: bit i)
+    for s, allowed in shifts:
+        a = np.clip(lo + s * period - depth - first, 0, N)
+        b = np.clip(hi + s * period + depth - first, 0, N)
+        within |= np.where(allowed & (b > a), _span_bits(b, word) ^ _span_bits(a, word), word(0))
+    rows = np.ones((len(within), 1), bool)
     for d in range(dim - 1):
-        rows = (rows[:, :, None] & along[:, d, None, :]).reshape(len(rows), -1)
-    return np.where(rows, last[:, None], word(0))
+        along = (within[:, d, None] >> np.arange(N, dtype=word)) & word(1)
+        rows = (rows[:, :, None] & along[:, None, :].astype(bool)).reshape(len(rows), N ** (d + 1))
+    return np.where(rows, within[:, -1, None], word(0))
+
+
+def _span_bits(end: np.ndarray, word) -> np.ndarray:
+    """The bits 0..end-1 set (end from 0 to the word's size), as `word`s."""
+    bits = np.iinfo(word).bits
+    ones = np.left_shift(word(1), np.minimum(end, bits - 1).astype(word)) - word(1)
+    return np.where(end >= bits, np.iinfo(word).max, ones).astype(word)
 
 
 def _word(N: int):
@@ -70,6 +79,8 @@ def _word(N: int):
 
 def _ones(words: np.ndarray) -> np.ndarray:
     """The number of bits set in each of `words`."""
+    if hasattr(np, "bitwise_count"):  # (numpy 2)
+        return np.bitwise_count(words).astype(np.int64)
     flat = np.ascontiguousarray(words.astype(words.dtype.newbyteorder("<")))
     return np.unpackbits(flat.view(np.uint8).reshape(len(flat), flat.itemsize), axis=1).sum(axis=1, dtype=np.int64)
 
@@ -82,30 +93,61 @@ class HaloSlabs:
     a thread: a list of single cells took 0.07 s of numpy a regrid at 22,000 leaves of 16^3
     on 2 ranks, 2 million cells; these rows, 0.4 million of them, 0.04 s)."""
 
-    def __init__(self, layout, ghost: int):
+    def __init__(self, layout, ghost: int, previous: HaloSlabs | None = None):
+        """previous: this rank's lists of the forest before a regrid (same ghost width): the
+        groups (a rank reading a copy) that the regrid leaves alone carry over, renumbered,
+        and only the others are worked out (a regrid's host work follows its changes)."""
         forest, owner, rank, n = layout.forest, layout.owner, layout.rank, len(layout.owner)
+        self.layout, self.ghost = layout, ghost
         lo, hi = layout.first, layout.first + layout.n_owned
         own, near = layout.pairs.of_run(lo, hi)
         other = (near < lo) | (near >= hi)
         own, near = own[other], near[other]  # (touching is symmetric: these, both ways, are every pair across)
         reader, copy = np.concatenate([own, near]), np.concatenate([near, own])
+        kept = None if previous is None else previous._unchanged_groups(layout, ghost)
+        if kept is not None:
+            fresh = ~kept[2][copy]
+            reader, copy = reader[fresh], copy[fresh]
         key = owner[reader] * n + copy  # (reader's rank, copy): one group of cells each
         order = np.argsort(key, kind="stable")
+        key = key[order]
         rows = pair_rows(forest, reader[order], copy[order], ghost)
-        groups, starts, counts = np.unique(key[order], return_index=True, return_counts=True)
-        joined = rows[starts]
-        for k in range(1, int(counts.max(initial=1))):  # (the pairs of a group, k-th of each at once)
-            more = counts > k
-            joined[more] |= rows[starts[more] + k]
-        reader, leaf = groups // n, groups % n
-        self.receives = {q: self._listed(layout, leaf, joined, (reader == rank) & (owner[leaf] == q))
+        starts = np.flatnonzero(np.diff(key, prepend=-1))  # (each group's first pair: the keys are sorted)
+        self.keys = key[starts]
+        self.joined = np.bitwise_or.reduceat(rows, starts, axis=0) if len(starts) else rows
+        if kept is not None:
+            keys, joined, _ = kept
+            merged = np.argsort(np.concatenate([keys, self.keys]), kind="stable")
+            self.keys = np.concatenate([keys, self.keys])[merged]
+            self.joined = np.concatenate([joined, self.joined])[merged]
+        reader, leaf = self.keys // n, self.keys % n
+        self.receives = {q: self._listed(layout, leaf, self.joined, (reader == rank) & (owner[leaf] == q))
                          for q in range(layout.ranks) if q != rank}
-        self.sends = {q: self._listed(layout, leaf, joined, reader == q) for q in range(layout.ranks) if q != rank}
+        self.sends = {q: self._listed(layout, leaf, self.joined, reader == q)
+                      for q in range(layout.ranks) if q != rank}
+
+    def _unchanged_groups(self, new, ghost: int) -> tuple | None:
+        """(keys, joined rows, per new leaf whether its groups carry over) of the groups of
+        `new` (the layout after a regrid) that are this one's: those of a copy that the regrid
+        kept, whose owner and every touching leaf's owner stayed, and no touching leaf of which
+        is new (touching is symmetric: a new or re-owned leaf marks the leaves it touches).
+        None where the two cannot be compared (another rank, rank count or ghost width)."""
+        old = self.layout
+        if (new.rank, new.ranks, ghost) != (old.rank, old.ranks, self.ghost):
+            return None
+        stays, _ = left_alone(new.pairs, old.forest, new.forest, old.owner, new.owner)
+        _, ours = new.forest.tiling.matches(old.forest.tiling)
+        n_old, n_new = len(old.owner), len(new.owner)
+        copy = ours[self.keys % n_old]
+        alive = copy >= 0
+        alive[alive] = stays[copy[alive]]
+        return (self.keys[alive] // n_old) * n_new + copy[alive], self.joined[alive], stays
 
     @staticmethod
     def _listed(layout, leaf: np.ndarray, joined: np.ndarray, picked: np.ndarray) -> np.ndarray:
-        group, row = np.nonzero(joined[picked])
-        bits = joined[picked][group, row]
+        rows = joined[picked]
+        group, row = np.nonzero(rows)
+        bits = rows[group, row]
         ones = _ones(bits)
         entries = np.stack([layout.slot[leaf[picked][group]], row, bits.astype(np.uint64).view(np.int64),
                             np.cumsum(ones) - ones], axis=1)

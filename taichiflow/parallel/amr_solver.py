@@ -49,7 +49,7 @@ class RankPackSolver(PackSolver):
 
     def __init__(self, phys, *args, comm, rebalance_above: float = 1.1, exchange: str = "auto", **kwargs):
         self.comm, self.rebalance_above = comm, float(rebalance_above)
-        self.partition = self.layout = self._slab_transfers = None
+        self.partition = self.layout = self.slabs = self._slab_transfers = None
         self.rebalances = 0  # regrids after which the leaves were shared out anew
         arch = "cuda" if ti.lang.impl.current_cfg().arch == ti.cuda else "cpu"
         cuda_aware = comm.cuda_aware() if arch == "cuda" and exchange in ("auto", "device") else False
@@ -76,7 +76,9 @@ class RankPackSolver(PackSolver):
 
     def _use(self, forest, partition, layout, tables=None) -> None:
         """The pool's forest, layout and exchange lists; tables: the tables as the device has
-        them already (after a regrid), else built and uploaded whole."""
+        them already (after a regrid: the exchange lists then carry over where it left them
+        alone), else built and uploaded whole."""
+        previous = self.slabs if tables is not None else None
         self.forest, self.partition, self.layout, self.slots = forest, partition, layout, None
         if tables is None:
             tables = local_tables(forest, layout, self.pool.capacity)
@@ -85,7 +87,7 @@ class RankPackSolver(PackSolver):
         self.tables = tables
         if self._slab_transfers is None:
             self._slab_transfers = make_slab_transfers(self.pool)
-        self.slabs = HaloSlabs(layout, self.pool.ghost)
+        self.slabs = HaloSlabs(layout, self.pool.ghost, previous)
         self.refresh_halo = SlabRefresh(self.comm, self.staging, self.slabs, *self._slab_transfers, self.phys.U.n)
 
     @property
@@ -179,7 +181,7 @@ class RankPackSolver(PackSolver):
             owner = partition.owners(new)
             self.rebalances += 1
         pairs = updated_pairs(self.layout.pairs, self.forest, new)  # (the new leaves' looked up only)
-        layout = RankLayout(new, owner, self.comm.size, self.comm.rank, pairs)
+        layout = RankLayout(new, owner, self.comm.size, self.comm.rank, pairs, previous=self.layout)
         routes = RegridRoutes(self.layout, layout, self.pool.capacity)
         if routes.slots_needed > self.pool.capacity:
             raise RankPoolExhausted(routes.slots_needed, self.pool.capacity)
