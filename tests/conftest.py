@@ -19,10 +19,24 @@ os.environ.setdefault("TI_ADVANCED_OPTIMIZATION", "0")  # (read by ti.init, whic
 
 def pytest_addoption(parser):
     parser.addoption("--arch", default="cpu", choices=["cpu", "cuda"], help="Taichi backend for the solver tests")
+    parser.addoption("--spread-gpus", type=int, default=0, metavar="N",
+                     help="with pytest-xdist: worker k runs on GPU k mod N (CUDA_VISIBLE_DEVICES)")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: needs an NVIDIA GPU; runs only with --arch cuda")
+    gpu = worker_gpu(getattr(config, "workerinput", {}).get("workerid", ""), config.getoption("--spread-gpus"))
+    if gpu is not None:  # (before any test starts Taichi: the CUDA backend always uses device 0)
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+
+
+def worker_gpu(worker: str, gpus: int):
+    """The GPU (as CUDA_VISIBLE_DEVICES names it) of xdist worker `worker` ("gw3") among `gpus`,
+    round robin; None outside xdist or without --spread-gpus. On four H200 the CUDA suite took
+    348 s with -n 32 --spread-gpus 4 (2026-11-28); with -n 15 on one it did not finish in 570 s."""
+    if gpus < 1 or not worker.startswith("gw"):
+        return None
+    return str(int(worker[2:]) % gpus)
 
 
 def pytest_collection_modifyitems(config, items):
