@@ -85,6 +85,20 @@ def initial_forest(shapes, regions: RegionLevels) -> Forest:
     return forest
 
 
+class Laps:
+    """lap(name): the seconds (CLOCK) since the lap before, kept as times[name]."""
+
+    def __init__(self):
+        self.times, self.clock = {}, [CLOCK()]
+
+    def __call__(self, name: str) -> None:
+        self.clock.append(CLOCK())
+        self.times[name] = self.clock[-1] - self.clock[-2]
+
+    def total(self) -> float:
+        return self.clock[-1] - self.clock[0]
+
+
 class Regrids:
     """The host state of an adaptive run between regrids, and one regrid timed by phase."""
 
@@ -103,20 +117,21 @@ class Regrids:
         return coded(*leaf_flags(second, np.zeros_like(second), self.forest.levels, self.regions.asked[slots],
                                  self.regions.parent_asked[slots], MAX_LEVEL, CRITERIA))
 
-    def regrid(self, codes: np.ndarray) -> dict:
-        """adapt() and moved_to()'s host work; seconds per phase and the changes."""
-        times, clock = {}, [CLOCK()]
-
-        def lap(name):
-            clock.append(CLOCK())
-            times[name] = clock[-1] - clock[-2]
-        forest = self.forest
+    def new_forest(self, codes: np.ndarray, lap):
+        """The forest the gathered flags make (what every rank makes alike), timed."""
         refine, derefine = decoded(codes)
         lap("flags")
-        new = forest.refined_where(refine, derefine)
+        new = self.forest.refined_where(refine, derefine)
         lap("refined_where")
+        return new
+
+    def regrid(self, codes: np.ndarray) -> dict:
+        """adapt() and moved_to()'s host work; seconds per phase and the changes."""
+        lap = Laps()
+        forest, new = self.forest, self.new_forest(codes, lap)
         if new is forest:
-            return times | {"total": clock[-1] - clock[0], "added": 0, "removed": 0}
+            return lap.times | {"total": lap.total(), "added": 0, "removed": 0}
+        times = lap.times
         plan = plan_regrid(forest, self.slots, new, self.capacity)
         lap("plan_regrid")
         self.tables = updated_tables(self.tables, forest, new, plan.slots, in_place=True)
@@ -126,7 +141,7 @@ class Regrids:
         lap("region_levels")
         update = staged(self.tables, self.faces, self.regions)
         lap("staged")
-        times["total"] = clock[-1] - clock[0]
+        times["total"] = lap.total()
         self.forest, self.slots = new, plan.slots
         return times | {"added": int(np.count_nonzero(theirs < 0)), "removed": int(np.count_nonzero(ours < 0)),
                         "rows": len(update.rows)}
@@ -159,18 +174,11 @@ class RankRegrids(Regrids):
                                  regions.levels(forest.levels - 1, forest.coords >> 1), MAX_LEVEL, CRITERIA))
 
     def regrid(self, codes: np.ndarray) -> dict:
-        times, clock = {}, [CLOCK()]
-
-        def lap(name):
-            clock.append(CLOCK())
-            times[name] = clock[-1] - clock[-2]
-        forest = self.forest
-        refine, derefine = decoded(codes)
-        lap("flags")
-        new = forest.refined_where(refine, derefine)
-        lap("refined_where")
+        lap = Laps()
+        forest, new = self.forest, self.new_forest(codes, lap)
         if new is forest:
-            return times | {"total": clock[-1] - clock[0], "added": 0, "removed": 0}
+            return lap.times | {"total": lap.total(), "added": 0, "removed": 0}
+        times = lap.times
         owner = self.partition.owners(new)
         if imbalance(owner, self.ranks) > 1.1:
             self.partition = split(new, self.ranks)
@@ -193,7 +201,7 @@ class RankRegrids(Regrids):
         for lists in (slabs.sends, slabs.receives):
             [HaloSlabs.cells(entries) for entries in lists.values()]
         lap("slabs")
-        times["total"] = clock[-1] - clock[0]
+        times["total"] = lap.total()
         theirs, ours = new.tiling.matches(forest.tiling)
         self.forest, self.layout = new, layout
         self.slots.array = np.where(layout.slot >= 0, layout.slot, self.capacity - 1)
