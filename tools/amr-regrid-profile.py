@@ -117,34 +117,34 @@ class Regrids:
         return coded(*leaf_flags(second, np.zeros_like(second), self.forest.levels, self.regions.asked[slots],
                                  self.regions.parent_asked[slots], MAX_LEVEL, CRITERIA))
 
-    def new_forest(self, codes: np.ndarray, lap):
-        """The forest the gathered flags make (what every rank makes alike), timed."""
-        refine, derefine = decoded(codes)
-        lap("flags")
-        new = self.forest.refined_where(refine, derefine)
-        lap("refined_where")
-        return new
-
     def regrid(self, codes: np.ndarray) -> dict:
         """adapt() and moved_to()'s host work; seconds per phase and the changes."""
-        lap = Laps()
-        forest, new = self.forest, self.new_forest(codes, lap)
+        lap, forest = Laps(), self.forest
+        refine, derefine = decoded(codes)
+        lap("flags")
+        new = forest.refined_where(refine, derefine)
+        lap("refined_where")
         if new is forest:
             return lap.times | {"total": lap.total(), "added": 0, "removed": 0}
-        times = lap.times
+        counts = self.moved_to(new, lap)
+        theirs, ours = new.tiling.matches(forest.tiling)
+        return lap.times | {"total": lap.total(), "added": int(np.count_nonzero(theirs < 0)),
+                            "removed": int(np.count_nonzero(ours < 0))} | counts
+
+    def moved_to(self, new: Forest, lap) -> dict:
+        """One rank's moved_to on the host, each phase timed by `lap`; the table rows sent."""
+        forest = self.forest
         plan = plan_regrid(forest, self.slots, new, self.capacity)
         lap("plan_regrid")
         self.tables = updated_tables(self.tables, forest, new, plan.slots, in_place=True)
         lap("updated_tables")
-        theirs, ours = new.tiling.matches(forest.tiling)
+        theirs, _ = new.tiling.matches(forest.tiling)
         self.regions.set(new, plan.slots.array, np.flatnonzero(theirs < 0))
         lap("region_levels")
         update = staged(self.tables, self.faces, self.regions)
         lap("staged")
-        times["total"] = lap.total()
         self.forest, self.slots = new, plan.slots
-        return times | {"added": int(np.count_nonzero(theirs < 0)), "removed": int(np.count_nonzero(ours < 0)),
-                        "rows": len(update.rows)}
+        return {"rows": len(update.rows)}
 
 
 class RankRegrids(Regrids):
@@ -173,12 +173,10 @@ class RankRegrids(Regrids):
                                  regions.levels(forest.levels, forest.coords),
                                  regions.levels(forest.levels - 1, forest.coords >> 1), MAX_LEVEL, CRITERIA))
 
-    def regrid(self, codes: np.ndarray) -> dict:
-        lap = Laps()
-        forest, new = self.forest, self.new_forest(codes, lap)
-        if new is forest:
-            return lap.times | {"total": lap.total(), "added": 0, "removed": 0}
-        times = lap.times
+    def moved_to(self, new: Forest, lap) -> dict:
+        """RankPackSolver.moved_to on the host, each phase timed by `lap`; the table rows sent
+        and the blocks held."""
+        forest = self.forest
         owner = self.partition.owners(new)
         if imbalance(owner, self.ranks) > 1.1:
             self.partition = split(new, self.ranks)
@@ -201,12 +199,9 @@ class RankRegrids(Regrids):
         for lists in (slabs.sends, slabs.receives):
             [HaloSlabs.cells(entries) for entries in lists.values()]
         lap("slabs")
-        times["total"] = lap.total()
-        theirs, ours = new.tiling.matches(forest.tiling)
         self.forest, self.layout = new, layout
         self.slots.array = np.where(layout.slot >= 0, layout.slot, self.capacity - 1)
-        return times | {"added": int(np.count_nonzero(theirs < 0)), "removed": int(np.count_nonzero(ours < 0)),
-                        "rows": len(update.rows), "held": len(layout.local), "own": layout.n_owned}
+        return {"rows": len(update.rows), "held": len(layout.local), "own": layout.n_owned}
 
 
 def regrid_sequence(forest: Forest, regions: RegionLevels, shapes: list, args, profile) -> list[dict]:
