@@ -14,7 +14,7 @@ from ..errors import CaseError, ModelError
 from ..kernels.amr.ghosts import SUPPORTED_KINDS
 from ..kernels.amr.initial import make_pool_fill
 from ..kernels.amr.criteria import Criteria
-from ..kernels.amr.solver import PackSolver, PoolExhausted
+from ..kernels.amr.solver import PackSolver, PoolExhausted, slot_bytes
 from ..mesh import Forest, Region
 from ..parallel.comm import world
 from .. import registry
@@ -87,7 +87,7 @@ def build_pack(case, initial: bool = True, capacity: int = 0, note=lambda line: 
     case = ResolvedCase.of(case)
     while True:
         try:
-            return _built_pack(case, initial, capacity)
+            return _built_pack(case, initial, capacity, note)
         except PoolExhausted as full:
             if not case.amr.grow:
                 raise
@@ -96,7 +96,7 @@ def build_pack(case, initial: bool = True, capacity: int = 0, note=lambda line: 
                  f"built again with {capacity}")
 
 
-def _built_pack(case: ResolvedCase, initial: bool, capacity: int) -> Built:
+def _built_pack(case: ResolvedCase, initial: bool, capacity: int, note) -> Built:
     """build_pack with one pool size."""
     refusal = amr_refusal(case)
     if refusal:
@@ -110,7 +110,7 @@ def _built_pack(case: ResolvedCase, initial: bool, capacity: int) -> Built:
     plan = plan_for(case, prepared.arch, prepared.precision, cells=(N,) * dim, kinds=kinds, model=model)
     phys = BoundModel(model, params, prepared.dtype)
     forest = Forest.uniform(roots, N, amr.max_level, tuple(k[0] == "periodic" for k in kinds))
-    capacity = capacity or amr.pool_slots(len(forest.levels), world().size)
+    capacity = capacity or first_capacity(amr, len(forest.levels), slot_bytes(phys, plan, dim, N), note)
     extent = tuple(zip(grid.lower, grid.upper))
     try:
         solver = solver_class(amr, case.parallel.exchange)(phys, plan, forest, extent, kinds, prepared.inflow, capacity,
@@ -166,9 +166,9 @@ class Fit(NamedTuple):
     def describe(self) -> str:
         shared = f" (shared by {self.sharing} ranks)" if self.sharing > 1 else ""
         staged = f" and the {in_bytes(self.staged)} the move stages" if self.staged else ""
-        return (f"{self.where} holds at most {self.slots} slots: {in_bytes(self.free)} free{shared} and the pool's "
-                f"{in_bytes(self.pool)}, less a margin of {in_bytes(self.margin)}{staged}, at {self.per_slot:,} "
-                f"bytes a slot")
+        pool = f" and the pool's {in_bytes(self.pool)}" if self.pool else ""
+        return (f"{self.where} holds at most {self.slots} slots: {in_bytes(self.free)} free{shared}{pool}, less a "
+                f"margin of {in_bytes(self.margin)}{staged}, at {self.per_slot:,} bytes a slot")
 
 
 class PoolBeyondMemory(PoolExhausted):
@@ -210,25 +210,42 @@ def grown_capacity(capacity: int, needed: int, staged: int, note, when: str) -> 
     return min(larger, fit.slots)
 
 
-def memory_fit(capacity: int, staged: int) -> Fit | None:
+def memory_fit(capacity: int, staged: int, per_slot: int = 0) -> Fit | None:
     """The most slots every rank's pool may have once the current ones (of `capacity` slots)
     are released: the most constrained rank's Fit, the same on every rank (one gather); ranks
-    that share a device share what it has free. None where no rank knows its memory."""
+    that share a device share what it has free. None where no rank knows its memory. per_slot:
+    the bytes a slot costs where no pool is allocated yet (else measured from the pool)."""
     arch = "cuda" if ti.lang.impl.current_cfg().arch == ti.cuda else "cpu"
-    memory, pool = device_memory.available(arch), device_memory.taichi_field_bytes()
+    memory = device_memory.available(arch)
+    pool = 0 if per_slot else device_memory.taichi_field_bytes()
+    known = memory if (pool or per_slot) else None
     key = socket.gethostname() + (f":{device_memory.visible_device()}" if arch == "cuda" else "")
-    ranks = _every_rank((key, memory if pool else None, pool, staged))
+    ranks = _every_rank((key, known, pool, staged))
     keys = [rank[0] for rank in ranks]
-    fits = [_fit(*rank[1:], capacity, keys.count(rank[0])) for rank in ranks if rank[1]]
+    fits = [_fit(*rank[1:], per_slot or -(-rank[2] // capacity), keys.count(rank[0])) for rank in ranks if rank[1]]
     return min(fits, default=None)
 
 
-def _fit(memory: device_memory.Memory, pool: int, staged: int, capacity: int, sharing: int) -> Fit:
+def _fit(memory: device_memory.Memory, pool: int, staged: int, per_slot: int, sharing: int) -> Fit:
     """One rank's Fit: its part of what its device has free (the margin kept), plus its pool,
-    less what the move stages, at its pool's bytes a slot."""
-    per_slot = -(-pool // capacity)
+    less what the move stages, at `per_slot` bytes a slot."""
     budget = (memory.free - memory.margin) // sharing + pool - staged
     return Fit(max(budget, 0) // per_slot, memory.free, pool, staged, memory.margin, per_slot, sharing, memory.where)
+
+
+def first_capacity(amr: AmrTable, root_blocks: int, per_slot: int, note) -> int:
+    """The pool's first size: [amr] capacity where set, else AmrTable.pool_slots's default or,
+    where the device's free memory holds fewer slots of `per_slot` bytes (every rank alike),
+    those (said to `note`); a forest that then needs more stops as a full pool that cannot
+    grow does (grown_capacity)."""
+    default = amr.pool_slots(root_blocks, world().size)
+    if amr.capacity:
+        return default
+    fit = memory_fit(default, 0, per_slot)
+    if fit is None or fit.slots >= default:
+        return default
+    note(f"the first pool: {default} block slots would not fit, {fit.describe()}")
+    return max(fit.slots, 1)
 
 
 def _every_rank(entry) -> list:

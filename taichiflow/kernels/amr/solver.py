@@ -21,6 +21,7 @@ import taichi as ti
 from ...errors import SimulationError
 from ...mesh import Block, Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
 from ...mesh.slot_arrays import aligned_slots
+from ..state_arrays import ghosted_extent, itemsize
 from ..plan import LastAxis
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
@@ -44,6 +45,25 @@ class PoolExhausted(SimulationError):
 
 def pool_full(err: PoolFull) -> PoolExhausted:
     return PoolExhausted(err.needed, err.capacity)
+
+
+def slot_bytes(phys, plan, dim: int, block_cells: int) -> int:
+    """Device bytes one block slot of a PackSolver's pool costs: the state arrays (W with its
+    ghost layers, as kernels/state_arrays.py lays it out), the face register, the tables and
+    the per-slot fields of the check, the regrid's indicators, the extrema and the fallbacks.
+    Known before the pool is allocated, so that its first size can be fitted to the device's
+    free memory (run/build_amr.py); tests/test_amr_memory.py holds it to Taichi's count."""
+    size = itemsize(phys.dtype)
+    cells = block_cells ** dim
+    arrays = (3 if plan.keep_last_good else 2) * cells * phys.U.n  # U, R (and U0)
+    arrays += int(np.prod(ghosted_extent((block_cells,) * dim, plan.ghost, phys.dtype)[0])) * phys.W.n
+    arrays += dim * 2 * block_cells ** (dim - 1) * phys.n_flux  # the face register
+    arrays += 2 * phys.W.n  # the extrema
+    tables = 4 * (3 ** dim * 2 ** dim + 3 ** dim + dim + 4 + 2 * 2 * dim)  # neighbour, relation, origin, level,
+    #                                        active, asked, parent_asked, the two lists of faces
+    n_keys = 2 + len(phys.model.globals)
+    per_block = 8 * (n_keys + phys.U.n + 1 + 1 + 2)  # check keys, totals, repairs, fallbacks, indicators
+    return arrays * size + tables + per_block
 
 
 class PackSolver:
