@@ -99,59 +99,80 @@ def touching_pairs(forest, leaves: np.ndarray | None = None, faces_only: bool = 
 
 
 class Pairs(NamedTuple):
-    """Every ordered pair (i, j) of distinct touching leaves (touching_pairs), sorted by i, and
-    `offsets` (one more than the leaves): leaf k's pairs are [offsets[k], offsets[k + 1]), so
-    the pairs of a run of leaves (a rank's own) are one slice, not a search of every pair."""
+    """Every ordered pair (i, j) of distinct touching leaves (touching_pairs), sorted by i: leaf
+    k's partners are j[offsets[k]:offsets[k + 1]] (`offsets`: one more than the leaves), so the
+    pairs of a run of leaves (a rank's own) are one slice, not a search of every pair. The
+    first leaves, i, are not stored (the offsets say them): a regrid updates only j, a million
+    entries at 35,000 leaves in 3D, and a table's i is made where asked."""
 
-    i: np.ndarray
     j: np.ndarray
     offsets: np.ndarray
+
+    @property
+    def i(self) -> np.ndarray:
+        """The first leaf of every pair (int32, non-decreasing)."""
+        return firsts(self, np.arange(len(self.offsets) - 1))
 
     def of_run(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """(i, j) of the pairs whose i is one of the leaves lo..hi-1."""
         start, end = self.offsets[lo], self.offsets[hi]
-        return self.i[start:end], self.j[start:end]
+        return firsts(self, np.arange(lo, hi)), self.j[start:end]
+
+
+def firsts(pairs: Pairs, leaves: np.ndarray) -> np.ndarray:
+    """The first leaf of each pair of `leaves` (their slices joined, as pairs_of gives them)."""
+    leaves = np.asarray(leaves)
+    return np.repeat(leaves.astype(np.int32), pairs.offsets[leaves + 1] - pairs.offsets[leaves])
 
 
 def pair_table(forest) -> Pairs:
     """touching_pairs(forest) as a Pairs table."""
     i, j = touching_pairs(forest)
     order = np.argsort(i, kind="stable")
-    return _indexed(i[order], j[order], len(forest.levels))
+    counts = np.bincount(i, minlength=len(forest.levels))
+    return Pairs(j[order].astype(np.int32), _offsets(counts))
 
 
-def _indexed(i: np.ndarray, j: np.ndarray, leaves: int) -> Pairs:
-    """(32-bit leaf indices: a regrid's passes over the million pairs of a 35,000-leaf forest
-    take half the time of 64-bit ones)"""
-    i, j = i.astype(np.int32, copy=False), j.astype(np.int32, copy=False)
-    return Pairs(i, j, np.searchsorted(i, np.arange(leaves + 1)))
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """(32-bit leaf indices in j: a regrid's passes over the million pairs of a 35,000-leaf
+    forest take half the time of 64-bit ones)"""
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
 def updated_pairs(pairs: Pairs, old, new) -> Pairs:
     """pair_table(new) (the same pairs; within a leaf's, in another order) from the old forest's
     table after a regrid: the pairs of two kept leaves carry over, renumbered (in order: kept
-    leaves keep their order), and only the new leaves' are looked up and merged in (touching
-    is symmetric: each is taken both ways), so the search follows the changes, not the whole
-    forest."""
+    leaves keep their order), and only the new leaves' are looked up and put after each
+    leaf's kept ones (touching is symmetric: each is taken both ways), so that besides a few
+    passes over j the work follows the changes, not the whole forest. (A pair may be listed
+    more than once, as touching_pairs finds it across more than one offset.)"""
     theirs, ours = new.tiling.matches(old.tiling)
     renumbered = ours.astype(np.int32)
-    i, j = renumbered[pairs.i], renumbered[pairs.j]
-    kept = (i >= 0) & (j >= 0)
-    a, b = touching_pairs(new, np.flatnonzero(theirs < 0))
-    other_kept = theirs[b] >= 0  # (a pair of two new leaves is found from both sides already)
-    found_i = np.concatenate([a, b[other_kept]]).astype(np.int32)
+    removed = np.flatnonzero(ours < 0)
+    j = renumbered[pairs.j]
+    keep = j >= 0
+    keep[pairs_of(pairs, removed)] = False  # (the removed leaves' own slices)
+    kept_j = j[keep]
+    dropped = np.flatnonzero(~keep)  # (a few: those of the removed leaves and toward them)
+    lost = np.bincount(np.searchsorted(pairs.offsets, dropped, side="right") - 1, minlength=len(ours))
+    kept_counts = np.zeros(len(theirs), np.int64)
+    kept = theirs >= 0
+    kept_counts[kept] = (np.diff(pairs.offsets) - lost)[theirs[kept]]
+    a, b = touching_pairs(new, np.flatnonzero(~kept))
+    other_kept = kept[b]  # (a pair of two new leaves is found from both sides already)
+    found_i = np.concatenate([a, b[other_kept]])
     found_j = np.concatenate([b, a[other_kept]]).astype(np.int32)
     order = np.argsort(found_i, kind="stable")
     found_i, found_j = found_i[order], found_j[order]
-    kept_i, kept_j = i[kept], j[kept]
-    at = np.searchsorted(kept_i, found_i, side="right")
-    return _indexed(np.insert(kept_i, at, found_i), np.insert(kept_j, at, found_j), len(new.levels))
+    ends = np.cumsum(kept_counts)  # (each leaf's kept pairs end here in kept_j)
+    counts = kept_counts + np.bincount(found_i, minlength=len(theirs))
+    return Pairs(np.insert(kept_j, ends[found_i], found_j), _offsets(counts))
 
 
 def reach(pairs, start: np.ndarray, depth: int = HALO_DEPTH) -> np.ndarray:
     """The leaves within `depth` touching steps of the mask `start` (itself included); pairs:
     (i, j) arrays or a Pairs table."""
-    i, j = pairs[0], pairs[1]
+    i, j = (pairs.i, pairs.j) if isinstance(pairs, Pairs) else pairs
     mask = np.asarray(start, bool).copy()
     for _ in range(depth):
         grown = mask.copy()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mesh.partition import left_alone, pair_table, pairs_of, reach_of_run, touching_pairs
+from ..mesh.partition import firsts, left_alone, pair_table, pairs_of, reach_of_run, touching_pairs
 from ..mesh.slot_arrays import NO_SLOT
 from ..mesh.tables import RELATION_CODES, ROWS_AT_ONCE, DeviceTables
 from ..mesh.tables import _write_rows as write_rows  # (the rows of some leaves: the one-rank tables' own code)
@@ -64,7 +64,7 @@ class RankLayout:
         redone = np.flatnonzero(~alone)
         at = pairs_of(self.pairs, redone)
         held[self.owner[redone], redone] = True
-        held[self.owner[self.pairs.j[at]], self.pairs.i[at]] = True
+        held[self.owner[self.pairs.j[at]], firsts(self.pairs, redone)] = True
         return held
 
     def place(self, slots: np.ndarray) -> None:
