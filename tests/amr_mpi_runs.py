@@ -96,7 +96,8 @@ def runs_of(folder: Path, ranks: int) -> dict:
 
 def poison_copies() -> None:
     """Every refresh of the copies (parallel/amr_exchange.py) preceded by U and W = NaN in the
-    copies' whole blocks: only the cells it moves are then numbers."""
+    copies' whole blocks: only the cells it moves are then numbers (the work on the own leaves
+    between its start and its finish sees NaN in every copy)."""
     import numpy as np
     import taichi as ti
     from taichiflow.kernels.amr.pool import pool_index
@@ -119,11 +120,13 @@ def poison_copies() -> None:
                     pool.W[I] = ti.Vector(nan_w, dt=pool.dtype)
             pool.poison = poison
 
-        def refreshed():
+        start = refresh.start
+
+        def poisoned_start():  # (a whole refresh, or its first half with work on the own leaves after it)
             if len(copies):
                 pool.poison(copies)
-            refresh()
-        solver.refresh_halo = refreshed
+            start()
+        refresh.start = poisoned_start
 
     RankPackSolver._use = poisoned_use
 

@@ -21,8 +21,9 @@ pool that grows in them compiles anew: pool_grew says): their wall time, and, wi
 before and after each piece so that device work is counted where it was launched: regrid
 (AdaptiveRun.regrid: indicators, the flags gathered, the new forest installed and checked); of
 it, `moved_to` (the install) and rebalance (RankPackSolver._swap_blocks: whole blocks crossing
-ranks, from moved_to and _bring_siblings); exchange (SlabRefresh.__call__: the copies' cells
-before each stage and check, outside the regrids; a regrid's own refreshes count in regrid).
+ranks, from moved_to and _bring_siblings); exchange (SlabRefresh's start and finish: the copies'
+cells before each stage and check, outside the regrids, the work between them not counted; a
+regrid's own refreshes count in regrid). The syncs keep that work from overlapping the messages.
 The syncs cost a little, more with nccl, whose exchange the host otherwise never waits for, and
 a wait for a slower rank shows in the phase that waits: `--no-phase-timers` runs without them
 (regrid then from AdaptiveRun.regrid_seconds, unsynced). Rank 0 prints one JSON line a launch;
@@ -77,9 +78,10 @@ def write_case(args, ranks: int, folder: Path) -> Path:
 
 
 # --- the worker: one rank of a launch ---------------------------------------------------------
-def timed(table: dict, name: str, method, sync, moved=None):
+def timed(table: dict, name: str, method, sync, moved=None, counted=True):
     """`method` wrapped: synced before and after, its seconds and calls added to table[name]
-    (exchange: to table['exchange_in_regrid'] while a regrid runs; moved: counts blocks)."""
+    (exchange: to table['exchange_in_regrid'] while a regrid runs; moved: counts blocks;
+    counted=False: the seconds only, the calls counted by another part of the same call)."""
     def wrapper(*a, **k):
         key = "exchange_in_regrid" if name == "exchange" and table["in_regrid"] else name
         if name == "regrid":
@@ -91,7 +93,7 @@ def timed(table: dict, name: str, method, sync, moved=None):
         finally:
             sync()
             table[key] += time.perf_counter() - began
-            table[key + "_calls"] += 1
+            table[key + "_calls"] += int(counted)
             if moved:
                 table["blocks_moved"] += moved(*a)
             if name == "regrid":
@@ -113,7 +115,8 @@ def install_timers(ti) -> dict:
         cls.moved_to = timed(table, "moved_to", cls.__dict__["moved_to"], ti.sync)
     RankPackSolver._swap_blocks = timed(table, "rebalance", RankPackSolver._swap_blocks, ti.sync,
                                         moved=lambda self, out, inc: sum(len(s) for s in out.values()))
-    SlabRefresh.__call__ = timed(table, "exchange", SlabRefresh.__call__, ti.sync)
+    SlabRefresh.start = timed(table, "exchange", SlabRefresh.start, ti.sync, counted=False)
+    SlabRefresh.finish = timed(table, "exchange", SlabRefresh.finish, ti.sync)
     return table
 
 

@@ -50,8 +50,9 @@ def _row_array(lists: dict, runs: list):
 class SlabRefresh:
     """refresh(): this rank's copies' cells that its kernels read, from their owners (a
     HaloSlabs' lists): one pack launch of every cell the other ranks read into one buffer (a
-    slice per rank), the messages through `staging`, one unpack launch (U and W). The same code
-    serves every staging: only where the buffers live and how they travel differ."""
+    slice per rank), the messages through `staging`, one unpack launch (U and W); or in two
+    halves, start() and finish(), with work on the own leaves between. The same code serves
+    every staging: only where the buffers live and how they travel differ."""
 
     def __init__(self, comm, staging, slabs, pack, unpack, n_conserved: int):
         self.comm, self.staging, self.pack, self.unpack = comm, staging, pack, unpack
@@ -65,8 +66,17 @@ class SlabRefresh:
         self._sent = staging.slab((max(self.n_sent, 1), n_conserved))
         self._received = staging.slab((max(self.n_received, 1), n_conserved))
         self.bytes_sent = self.n_sent * n_conserved * np.dtype(staging.numpy_dtype).itemsize  # (each refresh)
+        self._posted = None  # (what start posted, until finish)
 
     def __call__(self) -> None:
+        self.start()
+        self.finish()
+
+    def start(self) -> None:
+        """The own cells packed and the messages posted: kernels launched before `finish` run
+        while they travel (with NCCL on the GPU's side too: its stream waits for the pack,
+        Taichi's for the messages only at finish), so they must not read the copies."""
+        self._posted = None
         if not self.send_runs and not self.receive_runs:
             return
         if self.n_sent:
@@ -74,7 +84,14 @@ class SlabRefresh:
         self.staging.after_pack([self._sent])
         sends = [(self._sent.mpi[a:b], q, TAG) for q, a, b in self.send_runs]
         receives = [(self._received.mpi[a:b], q, TAG) for q, a, b in self.receive_runs]
-        self.staging.wait(self.staging.post(self.comm, sends, receives))
+        self._posted = self.staging.post(self.comm, sends, receives)
+
+    def finish(self) -> None:
+        """The messages of `start` arrived and the copies' cells unpacked (U and W)."""
+        if self._posted is None:
+            return
+        self.staging.wait(self._posted)
+        self._posted = None
         self.staging.before_unpack([self._received])
         if self.n_received:
             self.unpack(self._receive_rows, self._received.kernel, self._counts[1])

@@ -94,6 +94,13 @@ class RankPackSolver(PackSolver):
     def n_owned(self) -> int:
         return self.layout.n_owned
 
+    def while_refreshing(self, work) -> None:
+        """work() (kernels over the own leaves) between the start of the copies' refresh and
+        its end: with NCCL the cells travel while it runs."""
+        self.refresh_halo.start()
+        work()
+        self.refresh_halo.finish()
+
     def _allgather(self, part: np.ndarray) -> np.ndarray:
         """The ranks' arrays joined in rank order (Morton order, for per-leaf arrays)."""
         return np.concatenate(self.comm.world.allgather(part))
@@ -112,8 +119,7 @@ class RankPackSolver(PackSolver):
         """check_state over the ranks: the copies refreshed, the check over the own leaves
         (a copy is current only where this rank's kernels read it), then the largest rate, the
         model's globals and the last bad cell in Morton order over the ranks."""
-        self.refresh_halo()
-        self._check(self.n_owned)
+        self.while_refreshing(lambda: self._check(self.n_owned))
         fields = self.check_fields
         if len(self.phys.model.globals):
             fields.globals_max.from_numpy(self.comm.allreduce_max(fields.globals_max.to_numpy()))

@@ -117,6 +117,11 @@ class PackSolver:
     def refresh_halo(self) -> None:
         """The copies of other ranks' leaves brought up to date (one rank: none)."""
 
+    def while_refreshing(self, work) -> None:
+        """work() while the copies are brought up to date (one rank: none); work must not
+        read the copies."""
+        work()
+
     # --- the state ------------------------------------------------------------------------------
     @staticmethod
     def _assigned(forest, capacity):
@@ -208,9 +213,8 @@ class PackSolver:
         keep = self.pool.U0 is not None
         fill_register, sweeps = self._stepping[1 if retry else 0]
         for s, stage in enumerate(stages):
-            if s > 0:
-                self.refresh_halo()
-                self.primitives(self.pool.n_active)
+            if s > 0:  # (W of the copies' cells read comes with them: kernels/amr/transfer.py)
+                self.while_refreshing(lambda: self.primitives(n))
             self.fill_ghosts()
             fill_register(dt)
             for sweep in sweeps:
