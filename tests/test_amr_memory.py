@@ -6,7 +6,7 @@ import re
 import pytest
 
 from amr_cases import BLOB
-from helpers import case_from_text, precise
+from helpers import CASES, case_from_text, precise
 from taichiflow.kernels.amr.solver import slot_bytes
 from taichiflow.run import device_memory
 from taichiflow.run.adaptive import AdaptiveRun
@@ -14,7 +14,7 @@ from taichiflow.run.build_amr import build_pack
 from test_amr import MODEL_CASES, PERIODIC_2D
 from test_amr_restart import BLAST, run_case, same_state, state, table
 
-SEDOV_3D = "../cases/sedov3d_amr.toml"
+SEDOV_3D = CASES / "sedov3d_amr.toml"
 
 
 def field_bytes(case: dict, capacity: int) -> tuple:
@@ -30,7 +30,7 @@ def test_slot_bytes_are_what_taichi_allocates_for_each_slot(tmp_path, arch, name
     fails here). Models with the most per-slot variety: GLM's global (one more check key),
     shallow water's balance values (a wider face register), 3D, both precisions."""
     if name == "sedov_3d":
-        case = precise(case_from_text(tmp_path, open(SEDOV_3D).read()), arch)
+        case = precise(case_from_text(tmp_path, SEDOV_3D.read_text()), arch)
     elif name.startswith("blob"):
         case = precise(case_from_text(tmp_path, BLOB), arch, name[-3:])
     else:

@@ -149,7 +149,7 @@ def updated_pairs(pairs: Pairs, old, new) -> Pairs:
     theirs, ours = new.tiling.matches(old.tiling)
     renumbered = ours.astype(np.int32)
     removed = np.flatnonzero(ours < 0)
-    j = renumbered[pairs.j]
+    j = np.take(renumbered, pairs.j)  # (np.take: 1.5 ms here where indexing takes 2.6)
     keep = j >= 0
     keep[pairs_of(pairs, removed)] = False  # (the removed leaves' own slices)
     kept_j = j[keep]
