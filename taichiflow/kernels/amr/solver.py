@@ -114,12 +114,9 @@ class PackSolver:
         rank; on many, the copies of other ranks' leaves follow: parallel/amr_solver.py)."""
         return self.pool.n_active
 
-    def refresh_halo(self) -> None:
-        """The copies of other ranks' leaves brought up to date (one rank: none)."""
-
     def while_refreshing(self, work) -> None:
-        """work() while the copies are brought up to date (one rank: none); work must not
-        read the copies."""
+        """work() while the copies of other ranks' leaves are brought up to date (one rank:
+        none; parallel/amr_solver.py); work must not read the copies."""
         work()
 
     # --- the state ------------------------------------------------------------------------------
