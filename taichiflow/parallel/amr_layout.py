@@ -22,6 +22,8 @@ one.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..mesh.partition import firsts, left_alone, pair_table, pairs_of, reach_of_run, touching_pairs
@@ -41,6 +43,7 @@ class RankLayout:
         each leaf carries over where the regrid left the leaf and those touching it alone."""
         self.forest, self.ranks, self.rank = forest, ranks, rank
         self.owner = np.asarray(owner, np.int64)
+        self.alone_since = None  # (layout before a regrid, per leaf whether it left the leaf alone)
         self.pairs = pairs = pair_table(forest) if pairs is None else pairs  # (mesh/partition.Pairs)
         if previous is not None and previous.ranks == ranks:
             self.held = self._held_since(previous)
@@ -59,6 +62,9 @@ class RankLayout:
         regrid is held where it was; any other is held by its owner and by the owners of the
         leaves touching it (touching is symmetric: its own pairs)."""
         alone, theirs = left_alone(self.pairs, previous.forest, self.forest, previous.owner, self.owner)
+        # (the exchange lists carry over by the same mask, amr_slabs.py; a weak reference: no
+        # chain of earlier layouts kept alive)
+        self.alone_since = (weakref.ref(previous), alone)
         held = np.zeros((self.ranks, len(self.owner)), bool)
         held[:, alone] = previous.held[:, theirs[alone]]
         redone = np.flatnonzero(~alone)

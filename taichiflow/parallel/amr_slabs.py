@@ -135,7 +135,10 @@ class HaloSlabs:
         old = self.layout
         if (new.rank, new.ranks, ghost) != (old.rank, old.ranks, self.ghost):
             return None
-        stays, _ = left_alone(new.pairs, old.forest, new.forest, old.owner, new.owner)
+        if new.alone_since is not None and new.alone_since[0]() is old:  # (the layout worked it out)
+            stays = new.alone_since[1]
+        else:
+            stays, _ = left_alone(new.pairs, old.forest, new.forest, old.owner, new.owner)
         _, ours = new.forest.tiling.matches(old.forest.tiling)
         n_old, n_new = len(old.owner), len(new.owner)
         copy = ours[self.keys % n_old]
