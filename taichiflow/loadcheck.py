@@ -11,10 +11,12 @@ Before any kernel, every function runs once on the sample state as plain Python 
 each for at most model_host.TIME_LIMIT_S seconds: a loop that never ends is named there, where
 a Taichi kernel, once launched, cannot be interrupted and the loader would hang.
 """
+from pathlib import Path
+
 import numpy as np
 import taichi as ti
 
-from . import model_host
+from . import model_host, taichi_patches  # noqa: F401  (taichi_patches: before the first field)
 from .layout import permute
 from .errors import ModelError, ParameterError, model_error_within
 from .bound_model import BoundModel
@@ -25,10 +27,10 @@ def _first_line(err: Exception) -> str:
     return text[-1] if text else type(err).__name__
 
 
-def _evaluate(model, params: dict, dtype) -> dict:
-    """to_conserved, to_primitive (of that), the flux and the signal speeds along each axis
-    of the sample state, as numpy arrays by name; a function that does not compile raises
-    ModelError naming it."""
+def _check_fields(model, params: dict, dtype):
+    """(the bound model, its state hooks, the check's fields), the sample state written in:
+    the fields' tree is then materialized, so the solver's fields after it keep their places
+    (and its kernels their code: tests/kernel_fingerprints.py) whether the check runs or not."""
     phys = BoundModel(model, params, dtype)
     nU, nW = phys.U.n, phys.W.n
     w_in = ti.Vector.field(nW, dtype, shape=())
@@ -36,11 +38,17 @@ def _evaluate(model, params: dict, dtype) -> dict:
     w_out = ti.Vector.field(nW, dtype, shape=())
     f_out = ti.Vector.field(nU, dtype, shape=(3,))
     s_out = ti.Vector.field(2, dtype, shape=(3,))
-    # Every field before the first launch: one tree, so the solver's fields after it keep
-    # their places (and its kernels their code: tests/kernel_fingerprints.py).
     hooks = [hook for hook in STATE_HOOKS if hook in model.functions]
     hooks_out = ti.Vector.field(phys.n_transport, dtype, shape=max(len(hooks), 1))
     w_in[None] = ti.Vector(model.sample_state())
+    return phys, hooks, (w_in, u_out, w_out, f_out, s_out, hooks_out)
+
+
+def _evaluate(model, params: dict, dtype) -> dict:
+    """to_conserved, to_primitive (of that), the flux and the signal speeds along each axis
+    of the sample state, as numpy arrays by name; a function that does not compile raises
+    ModelError naming it."""
+    phys, hooks, (w_in, u_out, w_out, f_out, s_out, hooks_out) = _check_fields(model, params, dtype)
 
     @ti.kernel
     def conserve():
@@ -187,13 +195,43 @@ def require_returns(model, params: dict) -> None:
                          f"Python when the model loads): a loop that never ends?") from None
 
 
+# The checks passed in this process: a test session or a Python API script builds the same model
+# with the same parameters again and again (0.5 s a build on a 2-core CPU with a warm kernel
+# cache), and the check's verdict depends on nothing else (the model file's text, the values,
+# the precision, the backend and its fast-math).
+_PASSED = set()
+
+
+def _passed_key(model, params: dict, dtype):
+    """What a passed check is remembered by; None where the model has no file to read."""
+    try:
+        text = Path(model.source_file).read_text()
+    except OSError:
+        return None
+    config = ti.lang.impl.current_cfg()
+    key = (model.source_file, text, tuple(sorted(params.items())), str(dtype), str(config.arch), config.fast_math)
+    try:
+        hash(key)
+    except TypeError:  # a parameter value that is not a number
+        return None
+    return key
+
+
 def check_model(model, params: dict, dtype, params_from: str = "[model] params") -> None:
     """Raise ModelError if the model's functions fail on its sample state; ParameterError
-    naming the values (given in `params_from`) when only the given parameters make them fail."""
+    naming the values (given in `params_from`) when only the given parameters make them fail.
+    A check this process passed before for the same model text, values and backend is not run
+    again (its fields are still made)."""
     where = model.source_file
+    passed = _passed_key(model, params, dtype)
+    if passed is not None and passed in _PASSED:
+        _check_fields(model, params, dtype)
+        return
     require_returns(model, params)
     problem = _problem(model, _evaluate(model, params, dtype), dtype)
     if problem is None:
+        if passed is not None:
+            _PASSED.add(passed)
         return
     blamed = singular_parameters(model, params, dtype)
     if blamed:

@@ -187,3 +187,21 @@ def test_a_state_a_function_returns_is_read_in_its_layouts_order():
     layout = load_model("euler").conserved
     state = Struct({"E": 3.0, "rho": 1.0, "mom": ti.Vector([0.5, 0.0, 0.0])})
     assert model_host.flat_state(layout, state).tolist() == [1.0, 0.5, 0.0, 0.0, 3.0]
+
+
+def test_a_passed_check_is_remembered_by_the_model_files_text(tmp_path):
+    """loadcheck keeps the checks that passed in this process (a build of the same model and
+    values is not checked again), keyed by the file's text, values and precision: the same file
+    made wrong is checked anew and fails, and a value the model is singular with still fails."""
+    path = euler_with_sound_speed(tmp_path, EULER_SOUND_SPEED, "kept_euler")
+    ti.init(arch=ti.cpu, default_fp=ti.f64)
+    model = load_model(str(path))
+    loadcheck.check_model(model, dict(model.params), ti.f64)
+    assert loadcheck._passed_key(model, dict(model.params), ti.f64) in loadcheck._PASSED
+    loadcheck.check_model(model, dict(model.params), ti.f64)  # (remembered)
+    with pytest.raises(ModelError):  # gamma = 1: to_primitive divides by zero on the sample state
+        loadcheck.check_model(model, {**model.params, "gamma": 1.0}, ti.f64)
+    path.write_text(path.read_text().replace(EULER_SOUND_SPEED, "    return ti.sqrt(gamma * W.p / W.rho) + W.nope\n"))
+    changed = load_model(str(path))
+    with pytest.raises(ModelError, match=r"kept_euler.py: sound_speed\(\): does not compile"):
+        loadcheck.check_model(changed, dict(changed.params), ti.f64)
