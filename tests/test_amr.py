@@ -76,6 +76,21 @@ def test_euler_totals_kept_through_level_jumps_and_regrids(tmp_path, dim, steps,
     change, seen = conserved_change(run, steps)
     assert len(seen) > 1  # the forest changed while it ran
     assert change < 1e-13
+    check_leaf_reductions(run.solver)
+
+
+def check_leaf_reductions(solver):
+    """Each leaf's totals and extrema, as the diagnostics reduce them on the device (a column of
+    cells a thread, then the columns a leaf), against numpy over the leaf's cells."""
+    U = solver.conserved_blocks()  # (leaves in the forest's order, cells..., variables)
+    volumes = np.array([np.prod(solver.cell_width(int(level))) for level in solver.forest.levels])
+    expected = U.reshape(len(U), -1, U.shape[-1]).sum(axis=1) * volumes[:, None]
+    totals = solver._block_totals()
+    assert np.all(np.abs(totals - expected) <= 1e-13 * np.abs(expected).max(axis=0))
+    W = np.stack(list(solver.primitive_blocks().values()))
+    W = W.reshape(len(W), -1, W.shape[-1])
+    low, high = solver._block_extrema()
+    assert np.array_equal(low, W.min(axis=1)) and np.array_equal(high, W.max(axis=1))
 
 
 def model_case(model: str, params: str, scheme: str, background: str, blob: str) -> str:

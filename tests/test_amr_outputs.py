@@ -77,6 +77,12 @@ def test_taichiflow_run_writes_the_leaves(tmp_path, capsys):
         assert float(row["total_mom_x"]) == pytest.approx(0.9 * 0.25 * float(row["time"]), rel=1e-12, abs=1e-15)
         assert float(row["total_rho"]) == pytest.approx(float(table[0]["total_rho"]), rel=1e-12)
     assert (out / "case.toml").read_text().count("[amr]") == 1
+    # run.log's closing line keeps the initial outputs and the first step (which compiles) apart
+    # from the rate of the steps after it, as a uniform run's does
+    closing = (out / "run.log").read_text().splitlines()[-1]
+    steps = int(last["step"])
+    assert re.search(rf"first step \(including compile\) [0-9.]+ s; {steps} steps to step {steps}, t = 0\.1 in "
+                     r"[0-9.]+ s \([0-9.e+]+ leaf cell-updates/s; [0-9.e+]+ after the first step, regrids", closing), closing
     # The rows' least and largest primitive values are the snapshot's leaves' (written at the
     # same time), and the ends' states still stand (p = 1 and 0.1 to 1e-5: the scheme's over-
     # and undershoots near the waves are 6e-8 and 3e-6).

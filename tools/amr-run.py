@@ -4,14 +4,19 @@ over the wall time of the steps after the first, regrids included), the regrids'
 device bytes per leaf cell.
 
     python3 tools/amr-run.py CASE.toml [--set KEY=VALUE ...] [--arch cuda] [--precision f32]
-                             [--planes DIR [--plane-z Z]]
+                             [--planes DIR [--plane-z Z]] [--kernel-profile]
 
 --planes DIR: a 3D run's leaves on the plane z = Z (default 0) at the start, at each [output]
 interval and at the end, as 2D adaptive snapshots listed in DIR/series.pvd (small, even for a
 deep forest: `taichiflow view DIR --blocks` draws them; run/adaptive_outputs.write_plane).
+
+--kernel-profile: Taichi's kernel profiler on; at the end, each kernel's launches and device time
+and their sum against the wall time (what is left is the host's). The profiler times each launch
+on its own, so the run's own figures are then not its speed.
 """
 import argparse
 import json
+import os
 import time
 
 from pathlib import Path
@@ -32,7 +37,10 @@ parser.add_argument("--precision", default="auto")
 parser.add_argument("--max-steps", type=int, default=0)
 parser.add_argument("--planes", metavar="DIR")
 parser.add_argument("--plane-z", type=float, default=0.0)
+parser.add_argument("--kernel-profile", action="store_true")
 args = parser.parse_args()
+if args.kernel_profile:
+    os.environ["TI_KERNEL_PROFILER"] = "1"  # (read by ti.init, before the run starts Taichi)
 case = load_case(args.case, args.set)
 case["run"].update(arch=args.arch, precision=args.precision)
 started = time.perf_counter()
@@ -67,6 +75,8 @@ if planes:
 run.advance(planes[0] if planes else case["time"]["end"], max_steps=1)  # (compiles the step's kernels: not timed)
 ti.sync()
 built = time.perf_counter() - started
+if args.kernel_profile:
+    ti.profiler.clear_kernel_profiler_info()  # (the steps' kernels only)
 end = case["time"]["end"]
 updates, steps = 0, 0
 ti.sync()
@@ -96,3 +106,7 @@ print(json.dumps({
     "pool_bytes_per_leaf_cell": pool.resident_bytes() / run.leaf_cells(),
     "pool_bytes_per_slot_cell": pool.resident_bytes() / (pool.capacity * N ** dim),
 }))
+if args.kernel_profile:
+    records = ti.profiler.get_kernel_profiler_total_time()
+    print(f"kernel profiler: {records:.3f} s on the device over the steps, wall of the steps {wall:.3f} s")
+    ti.profiler.print_kernel_profiler_info("count")

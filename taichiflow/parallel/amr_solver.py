@@ -7,7 +7,7 @@ whose cells that its kernels read (parallel/amr_slabs.py) are refreshed before e
 packed on the device and moved through [parallel] exchange's staging (parallel/staging.py),
 and it steps and checks its own leaves only, with the one-rank kernels.
 What a step reduces is reduced over the ranks exactly: the CFL rate and the model's globals by
-maximum, the totals by gathering every leaf's f64 totals and adding them with math.fsum
+maximum, the totals by gathering every leaf's f64 totals and adding them exactly (exact_sum)
 (correctly rounded, so in no particular order), the regrid flags by gathering them in Morton
 order. A regrid keeps on the device what it can, as one rank's does: the leaves a rank holds
 before and after stay in their slots, it makes the new blocks whose sources it holds with the

@@ -186,7 +186,8 @@ class AdaptiveRun:
         outputs = AdaptiveOutputs(self, folder, loaded.header if loaded else None)
         started = wallclock.perf_counter()
         stop = StopFlag(max_wall_time, started)
-        stats = {"cells_stepped": self.cells_stepped, "first_step": self.step_count}
+        stats = {"cells_stepped": self.cells_stepped, "first_step": self.step_count, "initial_output_s": 0.0,
+                 "first_step_s": 0.0, "first_step_cells": 0}
         try:
             with stop:
                 self._loop(outputs, loaded, stop, stats, quiet)
@@ -215,17 +216,24 @@ class AdaptiveRun:
             outputs.close()
         wall = wallclock.perf_counter() - started
         updates = self.cells_stepped - stats["cells_stepped"]
+        later_s = wall - stats["initial_output_s"] - stats["first_step_s"]  # (the steps after the first, compiled)
+        later = updates - stats["first_step_cells"]
         return {"steps": self.step_count, "steps_run": self.step_count - stats["first_step"], "time": self.t,
                 "wall_s": wall, "leaf_cell_updates_per_s": updates / wall, "regrid_s": self.regrid_seconds,
-                "snapshots": outputs.count}
+                "snapshots": outputs.count, "initial_output_s": stats["initial_output_s"],
+                "first_step_s": stats["first_step_s"], "after_first_per_s": later / later_s if later and later_s > 0 else 0.0}
 
     def _loop(self, outputs, loaded, stop, stats: dict, quiet: bool) -> None:
         """The output times left, with the rows, progress lines and checkpoints after each step."""
         output, end = self.resolved.output, self.resolved.time.end
         every, cap = output.diagnostics_every, self.resolved.time.max_steps
         last_checkpoint = [wallclock.perf_counter(), self.t]
+        began = last_checkpoint[0]
 
         def after_step(dt):
+            if self.step_count == stats["first_step"] + 1:  # (the first step compiles the step's kernels)
+                stats["first_step_s"] = wallclock.perf_counter() - began - stats["initial_output_s"]
+                stats["first_step_cells"] = self.cells_stepped - stats["cells_stepped"]
             if self.step_count % every == 0:
                 outputs.row(dt)
             if not quiet and self.step_count % 50 == 0:
@@ -249,6 +257,7 @@ class AdaptiveRun:
             self.regrid()
             last_checkpoint[1] = self.t - self.last_dt
             after_step(self.last_dt)
+        stats["initial_output_s"] = wallclock.perf_counter() - began
         for t_out in [t for t in output_times(end, output.interval) if t > outputs.last_time]:
             if cap and self.step_count >= cap:
                 break

@@ -59,8 +59,12 @@ def after_first(stats: dict) -> str:
 
 
 def adaptive_summary(run, stats: dict) -> str:
-    """The last line of a finished adaptive run."""
-    return (f"{stats['steps_run']} steps to step {stats['steps']}, t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
-            f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s, regrids {stats['regrid_s']:.2f} s in all)"
+    """The last line of a finished adaptive run: as summary()'s, the initial outputs and the
+    first step (which compiles) apart, and the rate of the steps after it (leaf cells stepped)."""
+    initial = f"initial row and snapshot {stats['initial_output_s']:.2f} s; " if stats["initial_output_s"] >= 0.005 else ""
+    later = f"; {stats['after_first_per_s']:.3g} after the first step" if stats["after_first_per_s"] else ""
+    return (f"{initial}first step (including compile) {stats['first_step_s']:.2f} s; {stats['steps_run']} steps to "
+            f"step {stats['steps']}, t = {stats['time']:.6g} in {stats['wall_s']:.2f} s "
+            f"({stats['leaf_cell_updates_per_s']:.3g} leaf cell-updates/s{later}, regrids {stats['regrid_s']:.2f} s in all)"
             + (f"; the leaves shared out anew after {run.solver.rebalances} regrids ([amr] rebalance_above)"
                if world().size > 1 else ""))

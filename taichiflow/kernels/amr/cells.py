@@ -1,8 +1,8 @@
 """The per-cell passes over every listed block: W from U (the model's repair() of an
 inadmissible cell first, as the uniform passes do: kernels/reductions.py), and the check of a
 new state (the largest CFL rate over the leaves at their own level's cell widths, the first
-inadmissible cell, the model's global values), and the f64 totals of U that conservation is
-judged by."""
+inadmissible cell, the model's global values). The diagnostics' totals and extrema:
+leaf_reductions.py."""
 
 import numpy as np
 import taichi as ti
@@ -22,15 +22,15 @@ def int64_lowest() -> int:
 
 
 def make_cell_passes(pool):
-    """(primitives, check, publish_globals, totals, restore or None) and the `CheckFields` the
-    check and the totals reduce into (and the repairs are counted in)."""
+    """(primitives, check, publish_globals, restore or None) and the `CheckFields` the check
+    reduces into (and the repairs are counted in)."""
     phys, dim, N = pool.phys, pool.dim, pool.N
     U, W, active, level = pool.U, pool.W, pool.active, pool.level
     model_globals = list(phys.model.globals)
     n_globals = max(len(model_globals), 1)
     cells = (N,) * dim
     block_cells = N ** dim
-    fields = CheckFields(n_globals, phys.U.n, pool.capacity, 2 + len(model_globals))
+    fields = CheckFields(n_globals, pool.capacity, 2 + len(model_globals))
     repaired_primitive = repaired_primitive_func(phys, U, slot_repairs(phys, U, fields.repairs))
 
     @ti.func
@@ -76,21 +76,6 @@ def make_cell_passes(pool):
             phys.globals_field[None][k] = fields.globals_max[None][k]
 
     @ti.kernel
-    def totals(n_active: ti.i32):
-        """Per listed block, the f64 sum of U times its cell volume, its cells in a fixed order
-        (the host adds the blocks exactly: math.fsum), so that two runs give the same totals."""
-        for b in range(n_active):
-            slot = active[b]
-            volume = ti.cast(1.0, ti.f64)
-            for d in ti.static(range(dim)):
-                volume *= ti.cast(component(pool.level_dx[level[slot]], d), ti.f64)
-            total = ti.Vector.zero(ti.f64, phys.U.n)
-            for linear in range(block_cells):
-                parts = [(linear // N ** (dim - 1 - d)) % N for d in range(dim)]
-                total += ti.cast(U[pool_index(slot, parts)], ti.f64)
-            fields.block_totals[b] = total * volume
-
-    @ti.kernel
     def restore_kernel(n_active: ti.i32):
         """U back to U0, the state the last step started from."""
         for J in ti.grouped(ti.ndrange(n_active, *cells)):
@@ -98,7 +83,7 @@ def make_cell_passes(pool):
             U[I] = pool.U0[I]
 
     restore = restore_kernel if pool.U0 is not None else None
-    return primitives, check, publish_globals, totals, restore, fields
+    return primitives, check, publish_globals, restore, fields
 
 
 def _check_rows_kernel(pool, fields):
@@ -174,10 +159,10 @@ def slot_repairs(phys, U, counts=None):
 
 
 class CheckFields:
-    """What the check and the totals reduce into (read back by the solver), and the cells the
+    """What the check reduces into (read back by the solver), and the cells the
     model's repair() changed, per block slot (take_repair_count)."""
 
-    def __init__(self, n_globals: int, n_conserved: int, capacity: int, n_keys: int):
+    def __init__(self, n_globals: int, capacity: int, n_keys: int):
         self.slot_keys = ti.field(ti.i64, shape=(capacity, n_keys))
         keys = np.full((capacity, n_keys), int64_lowest(), dtype=np.int64)
         keys[:, 0], keys[:, 1] = 0, NO_BAD_CELL
@@ -186,7 +171,6 @@ class CheckFields:
         self.rate = ti.field(ti.f64, shape=())
         self.bad = ti.field(ti.i64, shape=())
         self.globals_max = ti.Vector.field(n_globals, ti.f64, shape=())
-        self.block_totals = ti.Vector.field(n_conserved, ti.f64, shape=capacity)
         self.repairs = ti.field(ti.i64, shape=capacity)
 
     def take_repair_count(self) -> int:

@@ -13,12 +13,11 @@ then the check of the new state (CFL rate at each leaf's own cell width, admissi
 model's globals). One global time step (the finest cells' CFL limit) serves every level.
 """
 
-import math
-
 import numpy as np
 import taichi as ti
 
 from ...errors import SimulationError
+from ...exact_sum import column_sums
 from ...mesh import Block, Forest, PoolFull, RegionLevels, assign_slots, device_tables, plan_regrid, updated_tables
 from ...mesh.slot_arrays import aligned_slots
 from ..state_arrays import ghosted_extent, itemsize
@@ -26,7 +25,7 @@ from ..plan import LastAxis
 from ..solver import face_scheme
 from .cells import NO_BAD_CELL, make_cell_passes
 from .criteria import RegionSlots, decoded
-from .extrema import leaf_extrema, make_extrema
+from .leaf_reductions import LeafReductions, reduction_bytes
 from .fluxes import PoolFaces
 from .ghosts import make_ghost_fill
 from .pool import BlockPool, padded
@@ -50,7 +49,8 @@ def pool_full(err: PoolFull) -> PoolExhausted:
 def slot_bytes(phys, plan, dim: int, block_cells: int) -> int:
     """Device bytes one block slot of a PackSolver's pool costs: the state arrays (W with its
     ghost layers, as kernels/state_arrays.py lays it out), the face register, the tables and
-    the per-slot fields of the check, the regrid's indicators, the extrema and the fallbacks.
+    the per-slot fields of the check, the regrid's indicators, the diagnostics' partials and the
+    fallbacks.
     Known before the pool is allocated, so that its first size can be fitted to the device's
     free memory (run/build_amr.py); tests/test_amr_memory.py holds it to Taichi's count."""
     size = itemsize(phys.dtype)
@@ -58,12 +58,11 @@ def slot_bytes(phys, plan, dim: int, block_cells: int) -> int:
     arrays = (3 if plan.keep_last_good else 2) * cells * phys.U.n  # U, R (and U0)
     arrays += int(np.prod(ghosted_extent((block_cells,) * dim, plan.ghost, phys.dtype)[0])) * phys.W.n
     arrays += dim * 2 * block_cells ** (dim - 1) * phys.n_flux  # the face register
-    arrays += 2 * phys.W.n  # the extrema
     tables = 4 * (3 ** dim * 2 ** dim + 3 ** dim + dim + 4 + 2 * 2 * dim)  # neighbour, relation, origin, level,
     #                                        active, asked, parent_asked, the two lists of faces
     n_keys = 2 + len(phys.model.globals)
-    per_block = 8 * (n_keys + phys.U.n + 1 + 1 + 2)  # check keys, totals, repairs, fallbacks, indicators
-    return arrays * size + tables + per_block
+    per_block = 8 * (n_keys + 1 + 1 + 2)  # check keys, repairs, fallbacks, indicators
+    return arrays * size + tables + per_block + reduction_bytes(phys, block_cells, size)
 
 
 class PackSolver:
@@ -90,13 +89,12 @@ class PackSolver:
         for table in plan.schemes:
             faces = PoolFaces(pool, plan, face_scheme(phys, self.dim, table), self.fallbacks)
             self._stepping.append((faces.fill_register, make_sweeps(pool, faces, shuffles)))
-        self.primitives, self._check, self._publish, self._totals, self._restore, self.check_fields = \
-            make_cell_passes(pool)
+        self.primitives, self._check, self._publish, self._restore, self.check_fields = make_cell_passes(pool)
         self._apply, self._indicate, self._second, self._gradient = make_regrid_kernels(
             pool, tuple(indicator_fields), epsilon)
         self.region_slots = RegionSlots(self.region_levels, capacity)
         self._gather, self._gather_conserved, self._scatter_conserved = make_block_transfers(pool)
-        self._extrema = make_extrema(pool)
+        self._leaf_reductions = LeafReductions(pool)
         self._place(forest)
 
     def _place(self, forest) -> None:
@@ -159,8 +157,9 @@ class PackSolver:
         self._scatter_conserved(np.array([self.slots[b] for b in leaves], dtype=np.int32), conserved)
 
     def totals(self) -> np.ndarray:
-        """f64 totals of every conserved variable over the leaves."""
-        return np.array([math.fsum(column) for column in self._block_totals().T])
+        """f64 totals of every conserved variable over the leaves (added exactly: the same bits
+        in any order of the leaves, so on any number of ranks)."""
+        return column_sums(self._block_totals())
 
     def extrema(self) -> tuple[np.ndarray, np.ndarray]:
         """(least, largest) of every primitive variable over the leaves (W current)."""
@@ -169,13 +168,11 @@ class PackSolver:
 
     def _block_extrema(self) -> tuple[np.ndarray, np.ndarray]:
         """Per own leaf its least and largest W (leaves, variables)."""
-        return leaf_extrema(*self._extrema, self.n_owned)
+        return self._leaf_reductions.extrema(self.n_owned)
 
     def _block_totals(self) -> np.ndarray:
         """f64 totals of every conserved variable per own leaf (leaves, variables)."""
-        n = self.n_owned
-        self._totals(n)
-        return self.check_fields.block_totals.to_numpy()[:n]
+        return self._leaf_reductions.totals(self.n_owned)
 
     # --- stepping -------------------------------------------------------------------------------
     def check_state(self):
