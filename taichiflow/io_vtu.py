@@ -44,20 +44,23 @@ def write_leaves_vtu(path, blocks, root_cells, time=None):
     cells = next(iter(first_arrays.values())).shape[0]
     template_points, template_cells = _block_template(cells, dim)
     per_block = cells ** dim
-    points, names = [], list(first_arrays)
-    for lower, width, _, _ in blocks:
-        points.append(np.asarray(lower, np.float64) + template_points * np.asarray(width, np.float64))
-    xyz = np.zeros((len(points) * len(template_points), 3))
-    xyz[:, :dim] = np.concatenate(points)
-    offsets = np.arange(len(blocks))[:, None, None] * len(template_points)
-    connectivity = (template_cells[None] + offsets).reshape(-1)
+    names = list(first_arrays)
+    lowers = np.array([lower for lower, _, _, _ in blocks], np.float64)
+    widths = np.array([width for _, width, _, _ in blocks], np.float64)
+    xyz = np.zeros((len(blocks) * len(template_points), 3))
+    xyz[:, :dim] = (lowers[:, None, :] + template_points[None] * widths[:, None, :]).reshape(-1, dim)
     n_cells = len(blocks) * per_block
+    # Int32 indices where they fit (every snapshot short of 2^31 points and corners): the
+    # connectivity is most of a file's bytes (64 of about 135 a cell as Int64)
+    index = np.int32 if max(len(xyz), n_cells * 2 ** dim) < 2 ** 31 else np.int64
+    first_points = np.arange(len(blocks), dtype=index)[:, None, None] * index(len(template_points))
+    connectivity = (template_cells.astype(index)[None] + first_points).reshape(-1)
     cell_arrays = {}
     for name in names:
-        values = [np.asarray(arrays[name]) for _, _, _, arrays in blocks]
-        ncomp = values[0].shape[dim] if values[0].ndim > dim else 1
-        flat = [v.transpose(*reversed(range(dim)), *range(dim, v.ndim)).reshape(per_block, ncomp) for v in values]
-        cell_arrays[name] = (np.concatenate(flat), ncomp)
+        values = np.stack([np.asarray(arrays[name]) for _, _, _, arrays in blocks])  # (blocks, cells..., m)
+        ncomp = values.shape[1 + dim] if values.ndim > 1 + dim else 1
+        in_vtk_order = values.transpose(0, *reversed(range(1, 1 + dim)), *range(1 + dim, values.ndim))
+        cell_arrays[name] = (in_vtk_order.reshape(n_cells, ncomp), ncomp)
     cell_arrays["level"] = (np.repeat([level for _, _, level, _ in blocks], per_block).astype(np.int32)[:, None], 1)
     cell_arrays["block"] = (np.repeat(np.arange(len(blocks)), per_block).astype(np.int32)[:, None], 1)
     field_data = {TIME_FIELD: np.asarray([float(time)], "<f8")} if time is not None else {}
@@ -81,14 +84,15 @@ def _write(path, xyz, connectivity, corners, cell_type, n_cells, cell_arrays, fi
     fields = []
     for name, values in field_data.items():
         fields.append(array(name, values, tuples=f'NumberOfTuples="{len(values)}" '))
-    point_xml = array("Points", xyz.astype("<f8"), 3)
-    cell_xml = [array("connectivity", connectivity.astype("<i8")),
-                array("offsets", (np.arange(1, n_cells + 1) * corners).astype("<i8")),
+    point_xml = array("Points", xyz.astype("<f8", copy=False), 3)
+    index = connectivity.dtype.newbyteorder("<")
+    cell_xml = [array("connectivity", connectivity.astype(index, copy=False)),
+                array("offsets", np.arange(1, n_cells + 1, dtype=index) * index.type(corners)),
                 array("types", np.full(n_cells, cell_type, np.uint8))]
     data_xml = []
     for name, (values, ncomp) in cell_arrays.items():
         dtype = _vtk_dtype(values, name)
-        data_xml.append(array(name, values.astype(dtype), ncomp))
+        data_xml.append(array(name, values.astype(dtype, copy=False), ncomp))
     head = [
         '<?xml version="1.0"?>',
         '<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64">',

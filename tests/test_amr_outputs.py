@@ -65,6 +65,8 @@ def test_taichiflow_run_writes_the_leaves(tmp_path, capsys):
     table = rows(out / "diagnostics.csv")
     last = table[-1]
     leaves = pv.read(out / "snapshot_0002.vtu")
+    head = (out / "snapshot_0002.vtu").read_bytes()[:4000].decode("utf-8", "replace")
+    assert 'type="Int32" Name="connectivity"' in head and 'type="Int32" Name="offsets"' in head  # (fit: half the bytes)
     assert leaves.n_cells == int(last["leaf_cells"])
     assert leaves.n_cells == 64 * sum(int(last[f"leaf_blocks_{k}"]) for k in range(3))
     assert int(last["leaf_blocks_2"]) > 0 and leaves.cell_data["level"].max() == 2

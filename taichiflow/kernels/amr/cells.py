@@ -25,11 +25,10 @@ def make_cell_passes(pool):
     """(primitives, check, publish_globals, restore or None) and the `CheckFields` the check
     reduces into (and the repairs are counted in)."""
     phys, dim, N = pool.phys, pool.dim, pool.N
-    U, W, active, level = pool.U, pool.W, pool.active, pool.level
+    U, W, active = pool.U, pool.W, pool.active
     model_globals = list(phys.model.globals)
     n_globals = max(len(model_globals), 1)
     cells = (N,) * dim
-    block_cells = N ** dim
     fields = CheckFields(n_globals, pool.capacity, 2 + len(model_globals))
     repaired_primitive = repaired_primitive_func(phys, U, slot_repairs(phys, U, fields.repairs))
 
