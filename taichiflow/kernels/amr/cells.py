@@ -161,7 +161,7 @@ class CheckFields:
     """What the check reduces into (read back by the solver), and the cells the
     model's repair() changed, per block slot (take_repair_count)."""
 
-    def __init__(self, n_globals: int, capacity: int, n_keys: int, counts_repairs: bool = True):
+    def __init__(self, n_globals: int, capacity: int, n_keys: int, counts_repairs: bool):
         self.slot_keys = ti.field(ti.i64, shape=(capacity, n_keys))
         keys = np.full((capacity, n_keys), int64_lowest(), dtype=np.int64)
         keys[:, 0], keys[:, 1] = 0, NO_BAD_CELL
@@ -182,6 +182,7 @@ class CheckFields:
 
 
 def _repair_taker(repairs):
+    """A kernel returning the sum of the per-slot counts, each cleared as it is added."""
     @ti.kernel
     def take() -> ti.i64:
         total = ti.cast(0, ti.i64)
