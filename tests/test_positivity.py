@@ -1,24 +1,31 @@
 """Positivity: inadmissible reconstructed face states fall back to first order; the density
 limiter keeps a cell's face densities consistent with its mean."""
+import csv
+
 import numpy as np
 import pytest
 
 from helpers import CASES, case_from_text, precise
-from taichiflow.case import CaseError, load_case
+from taichiflow.case import CaseError, dump_toml, load_case
+from taichiflow.cli import main
 from taichiflow.errors import ModelError
 from taichiflow.kernels import plan as kernel_plan
 from taichiflow.run import Simulation, SimulationError
+from taichiflow.run.adaptive import AdaptiveRun
 from test_symmetry import BLAST
 from test_two_phase import ADVECTION
 
 
-def colliding_blasts(tmp_path, fallback: bool, arch: str):
-    """Periodic images of a blast collide at the boundary at step ~33 (32^2 cells)."""
+def colliding_blasts(tmp_path, fallback: bool, arch: str, blocks: int = 0):
+    """Periodic images of a blast collide at the boundary at step ~33 (32^2 cells); blocks:
+    on an adaptive grid of blocks of that many cells a side, all at the root level (the case)."""
     text = BLAST.format(cells=[32, 32], lower=[-0.5, -0.5], upper=[0.5, 0.5], recon="weno5",
                         boundary='x = "periodic"\ny = "periodic"').replace('riemann = "hllc"', 'riemann = "hll"')
-    case = precise(case_from_text(tmp_path, text), arch)
+    if blocks:
+        text += f"[amr]\nblock_cells = {blocks}\nmax_level = 0\n"
+    case = precise(case_from_text(tmp_path, text, name=f"blasts{blocks}.toml"), arch)
     case["scheme"]["positivity_fallback"] = fallback
-    return Simulation(case)
+    return case if blocks else Simulation(case)
 
 
 def test_weno5_fails_without_fallback_and_runs_with_it(tmp_path, arch):
@@ -244,3 +251,28 @@ def test_the_positivity_limiter_needs_face_fluxes_between_conserved_cell_means()
                                                   "scheme.positivity_limiter=true"]))
     with pytest.raises(ValueError, match="model 'two_phase' has non-conservative terms"):
         Simulation(load_case(CASES / "gas_water_tube.toml", ["scheme.positivity_limiter=true"]))
+
+
+def test_adaptive_runs_count_the_fallbacks_as_the_uniform_grid(tmp_path, arch):
+    """[amr] with the fallback: one block over the colliding blasts' whole grid replaces the
+    uniform solver's face states, step by step, and counts them alike. Blocks of 8 solve a face
+    between two blocks in both; the blasts collide on the periodic boundary, whose face the
+    uniform solver also solves from both sides, so their rows' `fallbacks` are the same counts."""
+    uniform = colliding_blasts(tmp_path, True, arch)
+    counted = []
+    uniform.advance(1.0, max_steps=45, on_step=lambda sim: counted.append(sim.solver.take_fallback_count()))
+    rho = uniform.fields()["rho"]  # (before Taichi restarts)
+    run = AdaptiveRun(colliding_blasts(tmp_path, True, arch, blocks=32))
+    taken = []
+    run.advance(1.0, max_steps=45, after_step=lambda dt: taken.append(run.solver.take_fallback_count()))
+    assert taken == counted and sum(counted) > 0
+    assert np.max(np.abs(run.uniform(0)[..., 0] - rho)) < 1e-12
+
+    blocks = colliding_blasts(tmp_path, True, arch, blocks=8)
+    blocks["time"].update(end=1.0, max_steps=45)
+    (tmp_path / "blocks.toml").write_text(dump_toml(blocks))
+    assert main(["run", str(tmp_path / "blocks.toml"), "--out", str(tmp_path / "out")]) == 0
+    with open(tmp_path / "out" / "diagnostics.csv") as f:
+        rows = [int(row["fallbacks"]) for row in csv.DictReader(f)][1:]  # (the first row: the initial state)
+    assert len(rows) == 45
+    assert rows == counted

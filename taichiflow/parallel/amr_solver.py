@@ -144,6 +144,10 @@ class RankPackSolver(PackSolver):
         """Over the ranks (each counts its own leaves' repairs)."""
         return int(self.comm.allreduce_sum(np.array([super().take_repair_count()], np.int64))[0])
 
+    def take_fallback_count(self) -> int:
+        """Over the ranks (each counts its own leaves' faces)."""
+        return int(self.comm.allreduce_sum(np.array([super().take_fallback_count()], np.int64))[0])
+
     def _block_extrema(self) -> tuple[np.ndarray, np.ndarray]:
         return tuple(self._allgather(part) for part in super()._block_extrema())
 

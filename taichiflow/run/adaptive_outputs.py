@@ -1,5 +1,5 @@
 """What an adaptive run writes into its folder: snapshots of the leaves (one .vtu each, listed
-in series.pvd), diagnostics rows (time, step, dt, repairs, retries, totals of the conserved
+in series.pvd), diagnostics rows (time, step, dt, fallbacks, retries, repairs, totals of the conserved
 variables, leaf blocks per level, leaf cells, regrid seconds) and the resolved case."""
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class AdaptiveOutputs:
         levels = [f"leaf_blocks_{level}" for level in range(run.solver.forest.max_level + 1)]
         extrema = [f"{how}_{c}" for c in run.model.primitive.component_names() for how in ("min", "max")]
         jump = ["p_amplification"] if run.shock_jump else []  # (max pressure over the case's shock jump)
-        self.columns = ["time", "step", "dt", "repairs", "retries", *totals, *extrema, *jump, *levels, "leaf_cells",
+        self.columns = ["time", "step", "dt", "fallbacks", "retries", "repairs", *totals, *extrema, *jump, *levels, "leaf_cells",
                         "regrid_s"]
         self.series = self.csv = Nowhere()
         if not self.writes:
@@ -75,9 +75,10 @@ class AdaptiveOutputs:
         jump = []
         if run.shock_jump:
             jump = [float(high[run.model.primitive.component_names().index(run.model.pressure)]) / run.shock_jump]
+        fallbacks = run.solver.take_fallback_count()  # (face states replaced since the last row)
         repairs = run.solver.take_repair_count()  # (cells the model's repair() changed since the last row)
         retries = run.take_retry_count()  # (steps redone with the retry scheme since the last row)
-        self.csv.write([run.t, run.step_count, dt, repairs, retries, *run.solver.totals(), *extrema, *jump,
+        self.csv.write([run.t, run.step_count, dt, fallbacks, retries, repairs, *run.solver.totals(), *extrema, *jump,
                         *forest.leaf_count_per_level(), run.leaf_cells(), run.regrid_seconds])
 
     def snapshot(self) -> Path:

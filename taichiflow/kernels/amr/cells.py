@@ -171,7 +171,7 @@ class CheckFields:
         self.bad = ti.field(ti.i64, shape=())
         self.globals_max = ti.Vector.field(n_globals, ti.f64, shape=())
         self.repairs = ti.field(ti.i64, shape=capacity)
-        self._take_repairs = _repair_taker(self.repairs) if counts_repairs else None
+        self._take_repairs = summed_and_cleared(self.repairs) if counts_repairs else None
 
     def take_repair_count(self) -> int:
         """Cells changed by the model's repair() since the last call (this rank's leaves): 0
@@ -181,13 +181,14 @@ class CheckFields:
         return int(self._take_repairs()) if self._take_repairs is not None else 0
 
 
-def _repair_taker(repairs):
-    """A kernel returning the sum of the per-slot counts, each cleared as it is added."""
+def summed_and_cleared(counts):
+    """A kernel returning the sum of per-slot counts (an i64 field), each cleared as it is
+    added: a diagnostics row reads 8 bytes instead of the whole array."""
     @ti.kernel
     def take() -> ti.i64:
         total = ti.cast(0, ti.i64)
-        for slot in range(repairs.shape[0]):
-            total += repairs[slot]
-            repairs[slot] = 0
+        for slot in range(counts.shape[0]):
+            total += counts[slot]
+            counts[slot] = 0
         return total
     return take

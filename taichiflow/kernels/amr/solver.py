@@ -23,7 +23,7 @@ from ...mesh.slot_arrays import aligned_slots
 from ..state_arrays import ghosted_extent, itemsize
 from ..plan import LastAxis
 from ..solver import face_scheme
-from .cells import NO_BAD_CELL, make_cell_passes
+from .cells import NO_BAD_CELL, make_cell_passes, summed_and_cleared
 from .criteria import RegionSlots, decoded
 from .leaf_reductions import LeafReductions, reduction_bytes
 from .fluxes import PoolFaces
@@ -82,6 +82,7 @@ class PackSolver:
         for (axis, side), values in inflow.items():
             self.inflow[axis, side] = ti.Vector(list(values))
         self.fallbacks = ti.field(ti.i64, shape=capacity)  # face states replaced, per block (one address: contended)
+        self._take_fallbacks = summed_and_cleared(self.fallbacks) if plan.fallback else None
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
         shuffles = plan.last_axis is not LastAxis.WALKED  # (CUDA)
         # per scheme (the case's, then its retry scheme's if any) the register's kernel and the sweeps
@@ -186,6 +187,13 @@ class PackSolver:
         """Cells the model's repair() changed since the last call (the check's and the
         primitives' repairs, as the uniform solver counts them)."""
         return self.check_fields.take_repair_count()
+
+    def take_fallback_count(self) -> int:
+        """Face states replaced by first-order ones since the last call ([scheme]
+        positivity_fallback; 0 without it, nothing read). A face between two blocks is solved,
+        and counted, by each of them (one block over a whole grid counts the uniform solver's:
+        tests/test_positivity.py)."""
+        return int(self._take_fallbacks()) if self._take_fallbacks is not None else 0
 
     def _cell_of(self, linear: int):
         """(leaf, cell index in it) of a check's linear cell index."""
