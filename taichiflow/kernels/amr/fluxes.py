@@ -19,6 +19,7 @@ import taichi as ti
 
 from ...layout import component
 from ..faces import SweepContext, face_functions, make_flux_divergence
+from .listed_loops import listed_cells
 from .pool import COARSER, FINER, face_direction, pool_index, row_cell
 
 
@@ -61,11 +62,13 @@ class PoolFaces:
         functions, g, fallbacks = self._face_functions[axis], self._ghost, self._fallbacks
 
         @ti.func
-        def flux(index, i, dt_dx):
-            """The flux through face i + 1/2 along axis of the row `index` is in."""
+        def flux(index, i, dt_dx, counted):
+            """The flux through face i + 1/2 along axis of the row `index` is in; its states
+            replaced by first-order ones are counted where `counted` (a face solved twice, as
+            the warps of a shuffled sweep solve the faces at their seams, counts once)."""
             stencil = functions.cells_at(index, i - g + 1, 2 * g)
             f, replaced = functions.face_flux(stencil, index, i, dt_dx)
-            if replaced:
+            if replaced != 0 and counted:
                 ti.atomic_add(fallbacks[component(index, 0)], ti.cast(replaced, ti.i64))
             return f
         return flux
@@ -73,22 +76,24 @@ class PoolFaces:
     def _register_kernel(self):
         pool, dim, N, fluxes = self.pool, self.dim, self.N, self.flux
         level, jumps, register, level_inv_dx = pool.level, pool.coarser_faces, pool.face_register, pool.level_inv_dx
-        rows = (N,) * (dim - 1)
+        total, listed_cell = listed_cells(dim, lambda axis: (N,) * (dim - 1))
 
         @ti.kernel
         def fill_register(n_jumps: ti.types.vector(3, ti.i32), dt: pool.dtype):
             """The fluxes through the block faces whose neighbour is coarser (listed), as
             the fine side solves them: both sides then read them from here (the coarse one
             their mean), so what leaves one enters the other bit for bit."""
-            for axis in ti.static(range(dim)):
-                for J in ti.grouped(ti.ndrange(n_jumps[axis], *rows)):
-                    entry = jumps[axis, component(J, 0)]
-                    slot, side = entry // 2, entry % 2
-                    dt_dx = dt * component(level_inv_dx[level[slot]], axis)
-                    i = side * N - 1  # the face i + 1/2: the block's lower or upper one
-                    index = pool_index(slot, row_cell(dim, axis, i, J, 1))
-                    row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
-                    register[ti.Vector(row)] = fluxes[axis](index, i, dt_dx)
+            for n in range(total(n_jumps)):  # (every axis' faces in one launch: listed_loops.py)
+                for axis in ti.static(range(dim)):
+                    J, here = listed_cell(n, n_jumps, axis)
+                    if here:
+                        entry = jumps[axis, component(J, 0)]
+                        slot, side = entry // 2, entry % 2
+                        dt_dx = dt * component(level_inv_dx[level[slot]], axis)
+                        i = side * N - 1  # the face i + 1/2: the block's lower or upper one
+                        index = pool_index(slot, row_cell(dim, axis, i, J, 1))
+                        row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
+                        register[ti.Vector(row)] = fluxes[axis](index, i, dt_dx, True)
 
         def fill(dt: float):
             counts = list(pool.n_coarser) + [0] * (3 - dim)

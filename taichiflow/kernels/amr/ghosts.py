@@ -24,6 +24,7 @@ import taichi as ti
 
 from ...layout import component
 from ...numerics.reconstruction import minmod
+from .listed_loops import listed_cells
 from .pool import FINER, face_direction, pool_index, row_cell
 
 ZERO_GRADIENT = ("outflow", "absorbing")
@@ -45,19 +46,22 @@ def make_ghost_fill(pool, kinds: tuple, inflow):
             raise ValueError(f"boundary kind {kind!r} is not supported with [amr] (supported: "
                              f"{', '.join(SUPPORTED_KINDS)})")
     ghost_cells, ghost_cell = _ghost_cells(pool)
+    total, listed_cell = listed_cells(dim, ghost_cells)
 
     def fill_kernel(listed, value):
         """The kernel that fills the ghost cells of the faces in `listed` with value(slot,
         axis, side, layer, parts)."""
         @ti.kernel
         def fill(counts: ti.types.vector(3, ti.i32)):
-            for axis in ti.static(range(dim)):
-                for J in ti.grouped(ti.ndrange(counts[axis], *ghost_cells(axis))):
-                    slot, side, k, parts = ghost_cell(listed, J, axis)
-                    if side == 0:
-                        W[pool_index(slot, parts)] = value(slot, axis, 0, k, parts)
-                    else:
-                        W[pool_index(slot, parts)] = value(slot, axis, 1, k, parts)
+            for n in range(total(counts)):  # (every axis' faces in one launch: listed_loops.py)
+                for axis in ti.static(range(dim)):
+                    J, here = listed_cell(n, counts, axis)
+                    if here:
+                        slot, side, k, parts = ghost_cell(listed, J, axis)
+                        if side == 0:
+                            W[pool_index(slot, parts)] = value(slot, axis, 0, k, parts)
+                        else:
+                            W[pool_index(slot, parts)] = value(slot, axis, 1, k, parts)
         return fill
 
     # the faces whose neighbour is finer or the boundary, then those whose neighbour is coarser

@@ -105,7 +105,7 @@ def _walk(pool, faces, axis, update):
             for step in range(N + 1):
                 i = step - 1
                 I = pool_index(slot, row_cell(dim, axis, i, J, 1))
-                f_hi = flux(I, i, dt_dx)  # face i + 1/2
+                f_hi = flux(I, i, dt_dx, True)  # face i + 1/2
                 if i == -1:
                     f_hi = face(slot, J, 0, f_hi)
                 elif i == N - 1:
@@ -141,13 +141,14 @@ def _shuffle_sweep(pool, faces, axis, update):
             slot, lvl, inv_h, dt_dx = start(J, dt)
             I = pool_index(slot, row_cell(dim, axis, ti.min(f, N - 1), J, 1))
             u, r_old = load(I, a)
-            f_below = flux(pool_index(slot, row_cell(dim, axis, f - 1, J, 1)), f - 1, dt_dx)
+            owner = at < total and lane < WARP - 1  # (the one lane whose face slot this is)
+            f_below = flux(pool_index(slot, row_cell(dim, axis, f - 1, J, 1)), f - 1, dt_dx, owner)
             if f == 0:
                 f_below = face(slot, J, 0, f_below)
             elif f == N:
                 f_below = face(slot, J, 1, f_below)
             f_above = shuffled(f_below, n_flux, dtype, False)  # (every lane: the next one's face)
-            if at < total and lane < WARP - 1 and f < N:
+            if owner and f < N:
                 step_cell(I, slot, J, f, lvl, inv_h, f_below, f_above, u, r_old, dt, t, a, c0, c1, c2, save_u0,
                           ends_step)
     return sweep
