@@ -144,7 +144,7 @@ def set_idle_beyond(solver, fraction: float, whole=None):
     model = solver.phys.model
     if "idle" not in model.functions:
         raise ValueError(f"--wet-fraction needs a model that declares idle(); '{model.name}' does not")
-    U, cells, dim = solver.U, solver.cells, solver.dim
+    U, cells = solver.U, solver.cells
     first, length = _first_cell(solver)[0], tuple(whole or cells)[0]
     moving = [k for k in range(solver.phys.U.n) if k not in solver.phys.static_indices]
 

@@ -114,7 +114,7 @@ class KernelChecks:
     def load(self, samples: np.ndarray):
         """Allocate the per-sample fields for `samples` (global frame, (n, nW))."""
         phys = self.phys
-        nW, nU, nF = phys.W.n, phys.U.n, phys.n_transport
+        nW, nF = phys.W.n, phys.n_transport
         self.n = n = samples.shape[0]
         self.samples = samples
         self.W = ti.Vector.field(nW, ti.f64, shape=n)          # global frame

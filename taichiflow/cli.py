@@ -6,7 +6,6 @@ import argparse
 import json
 import re
 import sys
-import time
 from pathlib import Path
 
 from .case import CaseError

@@ -680,8 +680,8 @@ class DiagnosticsCSV:
                 parts.append(f"column order differs: file has {header}, "
                              f"expected {self.columns}")
             raise ValueError(f"{self.path}: header mismatch: " + "; ".join(parts) + " (written by another "
-                             f"version of taichiflow or another case: continue into another folder, "
-                             f"--restart CHECKPOINT --out NEW_FOLDER, to keep these rows as they are)")
+                             "version of taichiflow or another case: continue into another folder, "
+                             "--restart CHECKPOINT --out NEW_FOLDER, to keep these rows as they are)")
         if not data.endswith(b"\n"):
             # crash mid-row: keep only complete lines
             cut = data.rfind(b"\n") + 1
