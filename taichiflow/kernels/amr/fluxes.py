@@ -55,23 +55,30 @@ class PoolFaces:
         self.flux = [self._computed(axis) for axis in axes]
         self.fine_flux = [self._fine_faces(axis) for axis in axes]
         self.block_face = [self._block_face(axis) for axis in axes]
+        self.count_fallbacks = self._fallback_counter()
         self.cell_divergence = [self._cell_divergence(axis) for axis in axes]
         self.fill_register = self._register_kernel()
 
     def _computed(self, axis):
-        functions, g, fallbacks = self._face_functions[axis], self._ghost, self._fallbacks
+        functions, g = self._face_functions[axis], self._ghost
 
         @ti.func
-        def flux(index, i, dt_dx, counted):
-            """The flux through face i + 1/2 along axis of the row `index` is in; its states
-            replaced by first-order ones are counted where `counted` (a face solved twice, as
-            the warps of a shuffled sweep solve the faces at their seams, counts once)."""
+        def flux(index, i, dt_dx):
+            """(the flux through face i + 1/2 along axis of the row `index` is in, its states
+            replaced by first-order ones: count_fallbacks counts those a sweep uses)."""
             stencil = functions.cells_at(index, i - g + 1, 2 * g)
-            f, replaced = functions.face_flux(stencil, index, i, dt_dx)
-            if replaced != 0 and counted:
-                ti.atomic_add(fallbacks[component(index, 0)], ti.cast(replaced, ti.i64))
-            return f
+            return functions.face_flux(stencil, index, i, dt_dx)
         return flux
+
+    def _fallback_counter(self):
+        fallbacks = self._fallbacks
+
+        @ti.func
+        def count(slot, replaced):
+            """Face states replaced, per block slot (an atomic only where there are any)."""
+            if replaced != 0:
+                ti.atomic_add(fallbacks[slot], ti.cast(replaced, ti.i64))
+        return count
 
     def _register_kernel(self):
         pool, dim, N, fluxes = self.pool, self.dim, self.N, self.flux
@@ -93,7 +100,8 @@ class PoolFaces:
                         i = side * N - 1  # the face i + 1/2: the block's lower or upper one
                         index = pool_index(slot, row_cell(dim, axis, i, J, 1))
                         row = [slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)]
-                        register[ti.Vector(row)] = fluxes[axis](index, i, dt_dx, True)
+                        f, _ = fluxes[axis](index, i, dt_dx)
+                        register[ti.Vector(row)] = f
 
         def fill(dt: float):
             counts = list(pool.n_coarser) + [0] * (3 - dim)
@@ -128,20 +136,24 @@ class PoolFaces:
             self.pool.phys.n_flux
 
         @ti.func
-        def flux(slot, J, side: ti.template(), solved):
-            """The flux through the block's face on `side` of row J given the one the sweep
-            `solved` there from the ghost layers: where the level jumps, the register's
-            (where the neighbour is finer, the mean of the fine faces' fluxes)."""
-            f = solved
+        def flux(slot, J, side: ti.template(), solved, replaced):
+            """(the flux through the block's face on `side` of row J, the states replaced in
+            it) given the one the sweep `solved` there from the ghost layers with `replaced`:
+            where the level jumps, the register's (where the neighbour is finer, the mean of
+            the fine faces' fluxes), the solved one unused and its states not counted (its
+            ghost layers may come from another rank's copy, refreshed only where read)."""
+            f, counted = solved, replaced
             across = relation[slot, face_direction(dim, axis, side)]
             if across == COARSER:
                 f = register[ti.Vector([slot, axis, side] + [component(J, 1 + t) for t in range(dim - 1)])]
+                counted = 0
             elif across == FINER:
                 f = ti.Vector.zero(dtype, n_flux)
                 for q in ti.static(range(n_fine)):
                     f += fine_flux(slot, J, side, q)
                 f *= 1.0 / n_fine
-            return f
+                counted = 0
+            return f, counted
         return flux
 
     def _cell_divergence(self, axis):

@@ -10,6 +10,8 @@ each thread takes the axis its index falls in; within an axis the cells are in t
 `ti.grouped(ti.ndrange(count, *shape))` gives them, so neighbouring threads still write
 neighbouring addresses.
 """
+from math import prod
+
 import taichi as ti
 
 
@@ -18,8 +20,8 @@ def listed_cells(dim: int, shape_of):
     faces of shape shape_of(axis) on every axis, and flat cell n's J (listed face, then its
     indices in the face's shape) along `axis` with whether n falls on that axis."""
     shapes = [tuple(shape_of(axis)) for axis in range(dim)]
-    sizes = [_product(shape) for shape in shapes]
-    strides = [[_product(shape[d + 1:]) for d in range(len(shape))] for shape in shapes]
+    sizes = [prod(shape) for shape in shapes]
+    strides = [[prod(shape[d + 1:]) for d in range(len(shape))] for shape in shapes]
 
     @ti.func
     def total(counts):
@@ -40,9 +42,3 @@ def listed_cells(dim: int, shape_of):
 
     return total, cell
 
-
-def _product(values) -> int:
-    result = 1
-    for v in values:
-        result *= v
-    return result

@@ -93,6 +93,7 @@ def _walk(pool, faces, axis, update):
     N, dim, n_flux = pool.N, pool.dim, pool.phys.n_flux
     face, flux, start = faces.block_face[axis], faces.flux[axis], _row_start(pool, axis)
     load, step_cell = _cell_step(pool, faces, axis, update)
+    count = faces.count_fallbacks
     rows = (N,) * (dim - 1)
 
     @ti.kernel
@@ -105,11 +106,12 @@ def _walk(pool, faces, axis, update):
             for step in range(N + 1):
                 i = step - 1
                 I = pool_index(slot, row_cell(dim, axis, i, J, 1))
-                f_hi = flux(I, i, dt_dx, True)  # face i + 1/2
+                f_hi, replaced = flux(I, i, dt_dx)  # face i + 1/2
                 if i == -1:
-                    f_hi = face(slot, J, 0, f_hi)
+                    f_hi, replaced = face(slot, J, 0, f_hi, replaced)
                 elif i == N - 1:
-                    f_hi = face(slot, J, 1, f_hi)
+                    f_hi, replaced = face(slot, J, 1, f_hi, replaced)
+                count(slot, replaced)
                 if i >= 0:
                     step_cell(I, slot, J, i, lvl, inv_h, f_lo, f_hi, u, r_old, dt, t, a, c0, c1, c2, save_u0,
                               ends_step)
@@ -125,6 +127,7 @@ def _shuffle_sweep(pool, faces, axis, update):
     N, dim, n_flux, dtype = pool.N, pool.dim, pool.phys.n_flux, pool.dtype
     face, flux, start = faces.block_face[axis], faces.flux[axis], _row_start(pool, axis)
     load, step_cell = _cell_step(pool, faces, axis, update)
+    count = faces.count_fallbacks
     slots_per_row, stride, rows_per_block = N + 1, WARP - 1, N ** (dim - 1)
 
     @ti.kernel
@@ -141,12 +144,14 @@ def _shuffle_sweep(pool, faces, axis, update):
             slot, lvl, inv_h, dt_dx = start(J, dt)
             I = pool_index(slot, row_cell(dim, axis, ti.min(f, N - 1), J, 1))
             u, r_old = load(I, a)
-            owner = at < total and lane < WARP - 1  # (the one lane whose face slot this is)
-            f_below = flux(pool_index(slot, row_cell(dim, axis, f - 1, J, 1)), f - 1, dt_dx, owner)
+            f_below, replaced = flux(pool_index(slot, row_cell(dim, axis, f - 1, J, 1)), f - 1, dt_dx)
             if f == 0:
-                f_below = face(slot, J, 0, f_below)
+                f_below, replaced = face(slot, J, 0, f_below, replaced)
             elif f == N:
-                f_below = face(slot, J, 1, f_below)
+                f_below, replaced = face(slot, J, 1, f_below, replaced)
+            owner = at < total and lane < WARP - 1  # (the one lane whose face slot this is: the
+            if owner:                               # warps solve the faces at their seams twice)
+                count(slot, replaced)
             f_above = shuffled(f_below, n_flux, dtype, False)  # (every lane: the next one's face)
             if owner and f < N:
                 step_cell(I, slot, J, f, lvl, inv_h, f_below, f_above, u, r_old, dt, t, a, c0, c1, c2, save_u0,
