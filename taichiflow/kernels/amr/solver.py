@@ -191,8 +191,9 @@ class PackSolver:
     def take_fallback_count(self) -> int:
         """Face states replaced by first-order ones since the last call ([scheme]
         positivity_fallback; 0 without it, nothing read). A face between two blocks is solved,
-        and counted, by each of them (one block over a whole grid counts the uniform solver's:
-        tests/test_positivity.py)."""
+        and counted, by each of them, and not where the level jumps (the register's flux is
+        used there: kernels/amr/fluxes.py); one block over a whole grid counts the uniform
+        solver's (tests/test_positivity.py)."""
         return int(self._take_fallbacks()) if self._take_fallbacks is not None else 0
 
     def _cell_of(self, linear: int):
