@@ -6,12 +6,16 @@ import argparse
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 from .case import CaseError
 
 
-def main(argv=None) -> int:
+def main(argv=None, launched: float | None = None) -> int:
+    """launched: when the command started (a perf_counter reading; default now): `run
+    --max-wall-time` counts from it, as a job's limit counts the build too."""
+    launched = time.perf_counter() if launched is None else launched
     parser = argparse.ArgumentParser(prog="taichiflow", description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="also show Taichi's own messages")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -33,7 +37,8 @@ def main(argv=None) -> int:
                           "...) differs from the checkpoint's case (repeatable; docs/cases.md, Restarts)")
     run.add_argument("--overwrite", action="store_true",
                      help="clear the output folder of an earlier run's results (taichiflow's files only) first")
-    run.add_argument("--max-wall-time", metavar="HH:MM:SS", help="stop with a checkpoint after this wall time")
+    run.add_argument("--max-wall-time", metavar="HH:MM:SS", help="stop with a checkpoint after this wall time, "
+                     "counted from the command's launch (the build spends it too)")
     run.add_argument("--render", action="store_true",
                      help="also write a picture of every snapshot (snapshot_NNNNN.png; needs pyvista)")
 
@@ -106,6 +111,7 @@ def main(argv=None) -> int:
     if args.verbose:
         _be_verbose()
     args.argv = list(sys.argv[1:] if argv is None else argv)  # run.log records the whole command line
+    args.launched = launched
     command = {"run": _run, "bench": _bench, "models": _models, "view": _view, "check": _check,
                "spectrum": _spectrum}[args.command]
     if args.command == "run":

@@ -4,6 +4,7 @@ cannot hold the pool's growth), and `--max-wall-time` then `--resume` from the c
 import csv
 import re
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +169,19 @@ def test_max_wall_time_then_resume_from_the_command_line(tmp_path, capsys):
     assert "restarting from" in (out / "run.log").read_text()
     with pytest.raises(RunInterrupted):  # (the API: the same stop, the same exception)
         run_case(tmp_path).run(tmp_path / "api", max_wall_time=1e-6)
+
+
+def test_max_wall_time_counts_the_build_of_an_adaptive_run(tmp_path, capsys):
+    """As on a uniform grid (tests/test_restart.py): the limit counts from the command's launch."""
+    case = tmp_path / "blob_amr.toml"
+    case.write_text(BLOB)
+    out = tmp_path / "out"
+    assert main(["run", str(case), "--out", str(out), "--quiet", "--max-wall-time", "600"],
+                launched=time.perf_counter() - 600.0) == 3
+    assert "stopped by --max-wall-time (600 s) after step 1 " in capsys.readouterr().err
+    _, header = checkpoint.read(checkpoint.newest_valid(out))
+    assert header["step"] == 1
+    assert "s spent before the first step, 0.0 s left" in (out / "run.log").read_text()
 
 
 def test_restart_at_the_step_cap_and_with_another_output_interval(tmp_path):

@@ -1,6 +1,7 @@
 """Checkpoints and restarts: bit-for-bit continuation, atomic writes, signals, refusals."""
 import csv
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -145,6 +146,21 @@ def test_max_wall_time_stops_with_a_checkpoint_and_the_command_that_continues(tm
     assert command in capsys.readouterr().err  # (the grid differs: 100 cells, not 800)
     assert main(["run", str(out / "case.toml"), "--resume", str(out), "--quiet"]) == 0
     assert float(rows(out)[-1][0]) == pytest.approx(0.2)
+
+
+def test_max_wall_time_counts_from_the_launch_as_a_jobs_limit_does(tmp_path, capsys):
+    """A batch job's limit counts the build too: a limit spent before the first step (the
+    command launched an hour ago) stops the run after that step with its checkpoint, and
+    run.log says where the time went. (Counted from the steps' start, the run would end.)"""
+    out = tmp_path / "run"
+    args = ["run", str(CASES / "sod.toml"), "--out", str(out), "--quiet", "--arch", "cpu", "--precision", "f64",
+            "--set", "grid.cells=[100]", "--max-wall-time", "01:00:00"]
+    assert main(args, launched=time.perf_counter() - 3600.0) == 3
+    assert "stopped by --max-wall-time (3600 s) after step 1 " in capsys.readouterr().err
+    _, header = checkpoint.read(checkpoint.newest_valid(out))
+    assert header["step"] == 1
+    log = (out / "run.log").read_text()
+    assert re.search(r"--max-wall-time 3600 s: 36\d\d\.\d s spent before the first step, 0\.0 s left", log)
 
 
 def test_blow_up_keeps_the_last_checkpoint_loadable_and_says_what_to_change(tmp_path, capsys):

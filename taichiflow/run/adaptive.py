@@ -168,11 +168,12 @@ class AdaptiveRun:
         return self.solver.leaf_cells()
 
     def run(self, folder: Path, quiet: bool = True, log=lambda line: None, restart=None, max_wall_time: float = 0.0,
-            allow_change=()) -> dict:
+            allow_change=(), wall_start: float | None = None) -> dict:
         """To the end time, writing snapshots at the output times, a diagnostics row every
         [output] diagnostics_every steps and checkpoints where [output] says into `folder`;
         from checkpoint `restart` (a path or a checkpoint.Loaded) if given. A signal or
-        `max_wall_time` stops it after a step with a checkpoint (RunInterrupted); a full pool
+        `max_wall_time` (seconds from `wall_start`, a perf_counter reading, else from this
+        call) stops it after a step with a checkpoint (RunInterrupted); a full pool
         stops it with a checkpoint of the state before the regrid; a failed step writes the last
         good state's snapshot. Both errors propagate."""
         self.note = log
@@ -185,7 +186,7 @@ class AdaptiveRun:
                 log(line)
         outputs = AdaptiveOutputs(self, folder, loaded.header if loaded else None)
         started = wallclock.perf_counter()
-        stop = StopFlag(max_wall_time, started)
+        stop = StopFlag(max_wall_time, started if wall_start is None else wall_start)
         stats = {"cells_stepped": self.cells_stepped, "first_step": self.step_count, "initial_output_s": 0.0,
                  "first_step_s": 0.0, "first_step_cells": 0}
         try:

@@ -28,6 +28,7 @@ from ..parallel.comm import on_root, world
 from ..resolved import ResolvedCase
 from .log import NoLog, RunLog, append
 from .same_case import check_allowed
+from .stopping import WallLimit
 
 
 def check_options(args) -> None:
@@ -86,7 +87,9 @@ def ending(err: BaseException) -> str:
 
 
 def run_command(args, max_wall_time: float = 0.0) -> int:
-    """`taichiflow run`: 0 done, 2 failed (bad state), 3 stopped with a checkpoint; errors raise."""
+    """`taichiflow run`: 0 done, 2 failed (bad state), 3 stopped with a checkpoint; errors raise.
+    `max_wall_time` counts from args.launched (the command's start) where main() set it."""
+    limit = WallLimit(max_wall_time, getattr(args, "launched", None))
     comm = world()
     folder = named_folder(args)
     try:
@@ -115,18 +118,18 @@ def run_command(args, max_wall_time: float = 0.0) -> int:
             log.warn(f"[parallel] ranks = {list(case.parallel.ranks)} asks for {asked} MPI ranks, but this run is one "
                      f"process: it runs as one block (start it with mpirun -n {asked} taichiflow run ...)")
         try:
-            return simulate(args, case, out, loaded, allowed, max_wall_time, log)
+            return simulate(args, case, out, loaded, allowed, limit, log)
         except BaseException as err:
             log.record(ending(err))
             raise
 
 
-def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
+def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, limit: WallLimit, log) -> int:
     """Build and run: a uniform case on run/driver.py's Simulation (what taichiflow.Simulation
     wraps), a case with [amr] on run/adaptive.py's AdaptiveRun; a failed or stopped run is an
     exit code, logged."""
     if case.amr is not None:
-        return simulate_adaptive(args, case, out, loaded, allowed, max_wall_time, log)
+        return simulate_adaptive(args, case, out, loaded, allowed, limit, log)
     from .driver import Simulation
 
     began = time.perf_counter()
@@ -141,8 +144,10 @@ def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time
             log.write(line)
         elif line:
             log.record(line)
-    code, stats = ended(log, lambda: sim.run(restart=loaded, max_wall_time=max_wall_time, allow_change=allowed,
-                                             log=log.write))
+    if limit.seconds:
+        log.write(limit.note())
+    code, stats = ended(log, lambda: sim.run(restart=loaded, max_wall_time=limit.seconds, wall_start=limit.launched,
+                                             allow_change=allowed, log=log.write))
     if code:
         return code
     log.write(report.summary(stats))
@@ -151,7 +156,7 @@ def simulate(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time
     return 0
 
 
-def simulate_adaptive(args, case: ResolvedCase, out: Path, loaded, allowed, max_wall_time: float, log) -> int:
+def simulate_adaptive(args, case: ResolvedCase, out: Path, loaded, allowed, limit: WallLimit, log) -> int:
     """A case with [amr] (run/adaptive.py): what it cannot do yet is refused, never ignored."""
     from .adaptive import AdaptiveRun
     from .adaptive_restart import check_before_build
@@ -163,8 +168,11 @@ def simulate_adaptive(args, case: ResolvedCase, out: Path, loaded, allowed, max_
     began = time.perf_counter()
     run = AdaptiveRun(case, initial=loaded is None)
     log.write(report.adaptive_built_line(run, loaded is not None, time.perf_counter() - began))
+    if limit.seconds:
+        log.write(limit.note())
     code, stats = ended(log, lambda: run.run(out, quiet=args.quiet, log=log.write, restart=loaded,
-                                             max_wall_time=max_wall_time, allow_change=allowed))
+                                             max_wall_time=limit.seconds, wall_start=limit.launched,
+                                             allow_change=allowed))
     if code:
         return code
     log.write(report.adaptive_summary(run, stats))

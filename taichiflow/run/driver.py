@@ -255,11 +255,12 @@ class Simulation:
         return write_checkpoint(self)
 
     def run(self, restart=None, max_wall_time: float = 0.0, observers=(), allow_change=(), overwrite: bool = False,
-            log=None) -> dict:
+            log=None, wall_start: float | None = None) -> dict:
         """Integrate to the end time, writing snapshots, series.pvd, diagnostics.csv and
         checkpoints; continue from checkpoint `restart` (a path or a checkpoint.Loaded) if
         given. SIGINT, SIGTERM and `max_wall_time` (seconds) stop after the current step with a
-        checkpoint. `observers` are called after each batch of steps like the run's own
+        checkpoint (`max_wall_time` counted from `wall_start`, a perf_counter reading, if given,
+        else from this call). `observers` are called after each batch of steps like the run's own
         (run/outputs.py). `allow_change`, `overwrite` and `log` (a callable for notes): see
         _prepare. Returns the run's figures; steps_run and cell_updates_per_s count only the
         steps of this call, not those before its checkpoint."""
@@ -275,7 +276,7 @@ class Simulation:
         csv = (DiagnosticsCSV(out / "diagnostics.csv", self.diagnostics_columns(), resume=restarted) if root
                else NoRows())
         start = wallclock.perf_counter()
-        stop = StopFlag(max_wall_time, start)
+        stop = StopFlag(max_wall_time, start if wall_start is None else wall_start)
         bar = Progress(self.end_time, cell_count, enabled=root and not self.quiet, first_step=first_step,
                        first_time=self.t)
         with csv, bar, stop:

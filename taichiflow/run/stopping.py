@@ -10,6 +10,25 @@ class RunStopped(Exception):
     """A signal or the wall-time limit asked the run to stop after the current step."""
 
 
+class WallLimit:
+    """`--max-wall-time` counted from the command's launch, as a batch job's limit is: the
+    build (compiling, the initial state or the checkpoint read) spends it too, so a limit set a
+    margin below the job's leaves that margin for the final checkpoint and snapshot."""
+
+    def __init__(self, seconds: float, launched: float | None = None):
+        self.seconds = seconds
+        self.launched = wallclock.perf_counter() if launched is None else launched
+
+    def spent(self) -> float:
+        return wallclock.perf_counter() - self.launched
+
+    def note(self) -> str:
+        """run.log's line before the run starts: what the build took of the limit (a limit spent
+        before the first step stops the run after that step, with its checkpoint)."""
+        return (f"--max-wall-time {self.seconds:g} s: {self.spent():.1f} s spent before the first step, "
+                f"{max(self.seconds - self.spent(), 0.0):.1f} s left")
+
+
 class StopFlag:
     """Turns SIGINT/SIGTERM into a flag read between steps, and checks a wall-time limit."""
 
