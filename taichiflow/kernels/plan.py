@@ -148,6 +148,14 @@ class KernelPlan:
         return len(self.schemes) > 1
 
     @property
+    def counts_faces(self) -> bool:
+        """Whether the sweeps count the faces whose states or fluxes are replaced (the `fallbacks`
+        column): the positivity fallback's, the positivity limiter's or FORCE's and MUSTA's
+        Lax-Friedrichs fallback. Without any, no counter is compiled in (the kernels of such
+        cases stay as they were)."""
+        return self.fallback or any(scheme.positivity_limiter or scheme.force_fallback for scheme in self.schemes)
+
+    @property
     def shuffle_in_walk(self) -> bool:
         return self.last_axis is LastAxis.SHUFFLE_IN_WALK
 
@@ -255,7 +263,8 @@ class KernelPlan:
         return ThreadLayout(row_shape, slots_per_row, stride, slots, threads)
 
     def fallback_counters(self, axis: int) -> int:
-        """Fallback counters the sweep along axis uses: one per walking thread, or one per warp."""
+        """Face counters (counts_faces) the sweep along axis uses: one per walking thread, or one
+        per warp."""
         if self.shuffle_in_walk and axis == 0:  # (the walk along x solves the last axis)
             return max(self.shuffle_walk_layout(axis, lead).threads // WARP for lead in (1, 2))
         if self.shuffle_sweep and axis == self.dim - 1:

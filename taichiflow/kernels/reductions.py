@@ -413,17 +413,18 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
 
 
 class FallbackCounter:
-    """Face states replaced by first-order values, counted per sweep thread (per warp with
-    shuffles), not on one address: an atomic counter in the face kernel made it 2-5x slower on
-    an H200 even where it never fired. The counters serve every sweep (axes run one after the
-    other); the sum is taken on demand, through REDUCTION_SLOTS addresses like the other
-    reductions (an atomic on fallback_total itself, which Taichi makes one per thread, took
-    0.80 ms at 384x192x192 on an H200)."""
+    """Faces whose states or fluxes were replaced (the positivity fallback's first-order states,
+    the positivity limiter's bounded fluxes: plan.counts_faces), counted per sweep thread (per
+    warp with shuffles), not on one address: an atomic counter in the face kernel made it 2-5x
+    slower on an H200 even where it never fired. The counters serve every sweep (axes run one
+    after the other); the sum is taken on demand, through REDUCTION_SLOTS addresses like the
+    other reductions (an atomic on fallback_total itself, which Taichi makes one per thread,
+    took 0.80 ms at 384x192x192 on an H200)."""
 
     def __init__(self, plan):
-        self.enabled = plan.fallback
+        self.enabled = plan.counts_faces
         self.fallbacks = ti.field(ti.i32, shape=max(plan.fallback_counters(d) for d in range(plan.dim))
-                                  if plan.fallback else ())
+                                  if self.enabled else ())
         self.fallback_total = ti.field(ti.i64, shape=())
         self._kernels = None
 
@@ -452,7 +453,7 @@ class FallbackCounter:
         return self._kernels
 
     def take(self) -> int:
-        """Face states replaced since the last call."""
+        """Face states replaced and faces limited since the last call."""
         if not self.enabled:
             return 0
         self.sum_into_total()

@@ -82,7 +82,7 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
     lead_in = plan.lead_in(per_cell)
     layout = plan.shuffle_walk_layout(axis, lead_in)
     row_shape, slots_per_row, stride, total_slots, threads = layout
-    prefetch, fallback, fallbacks, clock = plan.prefetch, plan.fallback, ctx.fallbacks, ctx.clock
+    prefetch, counting, fallbacks, clock = plan.prefetch, plan.counts_faces, ctx.fallbacks, ctx.clock
     block_dim = plan.block_dim or None
     inv_dx = ctx.inv_dx
     idle, skips = ctx.idle, plan.skip_idle
@@ -92,7 +92,7 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
     columns = idle.column_walk(row_shape, length, slots_per_row, stride, total_slots) if skips else None
     listed = columns is not None
     slot_of_listed = columns[1] if listed else None
-    n_counters = fallbacks.shape[0] if fallback else 1
+    n_counters = fallbacks.shape[0] if counting else 1
 
     def thread_count():
         """The loop's bound (plain Python, inlined while compiling)."""
@@ -176,7 +176,7 @@ def make_shuffle_walk(ctx: SweepContext, axis: int, scheme: FaceScheme, per_cell
                         u, r_old, u0 = load_cell(with_axis(segment, axis, ti.min(ahead, end - 1), dim), stage_bits,
                                                  flags)
                 f_lo = f_hi
-            if ti.static(fallback):
+            if ti.static(counting):
                 if replaced != 0:
                     if ti.static(listed):  # (more warps than counters may run: they add atomically)
                         fallbacks[(thread // WARP) % n_counters] += replaced
@@ -196,7 +196,7 @@ def make_shuffle_sweep(ctx: SweepContext, scheme: FaceScheme, per_cell: bool):
     n_primitive, n_flux = phys.W.n, phys.n_flux
     lead_in = plan.lead_in(per_cell)
     row_shape, slots_per_row, stride, total_slots, threads = plan.shuffle_sweep_layout(lead_in)
-    fallback, fallbacks, clock = plan.fallback, ctx.fallbacks, ctx.clock
+    counting, fallbacks, clock = plan.counts_faces, ctx.fallbacks, ctx.clock
     block_dim = plan.block_dim or None
     inv_dx = ctx.inv_dx
     idle, skips = ctx.idle, plan.skip_idle
@@ -235,7 +235,7 @@ def make_shuffle_sweep(ctx: SweepContext, scheme: FaceScheme, per_cell: bool):
             # A face belongs to the lanes after the warp's lead-in and before its last, whose
             # face the next warp solves again.
             owner = slot < total_slots and lane >= lead_in - 1 and lane < WARP - 1 and f >= 0
-            if ti.static(fallback):
+            if ti.static(counting):
                 if owner and replaced_here != 0:
                     fallbacks[thread // WARP] += replaced_here
             if owner and f < n:

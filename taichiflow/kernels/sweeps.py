@@ -109,7 +109,7 @@ def make_walk_sweep(ctx: SweepContext, axis: int, last: bool, scheme: FaceScheme
     g = scheme.recon.ghost
     n_conserved, n_primitive, n_flux = phys.U.n, phys.W.n, phys.n_flux
     lead_in = plan.lead_in(per_cell)
-    prefetch, fallback, fallbacks, clock = plan.prefetch, plan.fallback, ctx.fallbacks, ctx.clock
+    prefetch, counting, fallbacks, clock = plan.prefetch, plan.counts_faces, ctx.fallbacks, ctx.clock
     block_dim = plan.block_dim or None  # None: Taichi's default
     inv_dx = ctx.inv_dx
     idle, skips = ctx.idle, plan.skip_idle
@@ -159,7 +159,7 @@ def make_walk_sweep(ctx: SweepContext, axis: int, last: bool, scheme: FaceScheme
                         ahead = with_axis(segment, axis, ti.min(i + 1, end - 1), dim)
                         u, r_old, u0 = load_cell(ahead, stage_bits, flags)
                 f_lo = f_hi
-            if ti.static(fallback):
+            if ti.static(counting):
                 if replaced != 0:
                     fallbacks[ti.cast(linear_index(segment, seg_shape), ti.i32)] += replaced
 

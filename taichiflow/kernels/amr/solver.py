@@ -81,8 +81,8 @@ class PackSolver:
         self.inflow = ti.Vector.field(phys.W.n, pool.dtype, shape=(max(self.dim, 1), 2))
         for (axis, side), values in inflow.items():
             self.inflow[axis, side] = ti.Vector(list(values))
-        self.fallbacks = ti.field(ti.i64, shape=capacity)  # face states replaced, per block (one address: contended)
-        self._take_fallbacks = summed_and_cleared(self.fallbacks) if plan.fallback else None
+        self.fallbacks = ti.field(ti.i64, shape=capacity)  # faces replaced, per block (one address: contended)
+        self._take_fallbacks = summed_and_cleared(self.fallbacks) if plan.counts_faces else None
         self.fill_near, self.fill_from_coarser = make_ghost_fill(pool, kinds, self.inflow)
         shuffles = plan.last_axis is not LastAxis.WALKED  # (CUDA)
         # per scheme (the case's, then its retry scheme's if any) the register's kernel and the sweeps
@@ -189,11 +189,12 @@ class PackSolver:
         return self.check_fields.take_repair_count()
 
     def take_fallback_count(self) -> int:
-        """Face states replaced by first-order ones since the last call ([scheme]
-        positivity_fallback; 0 without it, nothing read). A face between two blocks is solved,
-        and counted, by each of them, and not where the level jumps (the register's flux is
-        used there: kernels/amr/fluxes.py); one block over a whole grid counts the uniform
-        solver's (tests/test_positivity.py)."""
+        """Face states replaced by first-order ones and faces whose flux was limited since the
+        last call ([scheme] positivity_fallback, positivity_limiter; 0 without either, nothing
+        read: plan.counts_faces). A face between two blocks is solved, and counted, by each of
+        them, and not where the level jumps (the register's flux is used there:
+        kernels/amr/fluxes.py); one block over a whole grid counts the uniform solver's
+        (tests/test_positivity.py)."""
         return int(self._take_fallbacks()) if self._take_fallbacks is not None else 0
 
     def _cell_of(self, linear: int):
