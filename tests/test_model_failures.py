@@ -76,6 +76,22 @@ def test_a_function_that_returns_nan_where_a_step_takes_the_state_is_named(tmp_p
     assert "Try a lower" not in said
 
 
+def test_a_state_the_models_own_admissible_refuses_blames_the_scheme_not_the_model(tmp_path):
+    """The two streams above, with a model whose admissible() (taking a parameter, as the
+    two-phase model's does) refuses rho > gamma + 0.1 = 1.5, where its sound speed is NaN: NaN is
+    then the model's right answer, and the message is the scheme's advice. The search called
+    admissible() without its parameters, could not run it, took every state as admissible and
+    blamed the model (a 128-points-per-radius cavity array run ended so: a state with
+    (Gamma + 1) p + Pi < 0, which the two-phase admissible() refuses)."""
+    path = euler_with_sound_speed(tmp_path, NAN_ABOVE_1_5, "nan_euler_admissible")
+    path.write_text(path.read_text() + "\n\n@model.admissible\ndef admissible(W, gamma):\n"
+                    "    return W.rho <= gamma + 0.1\n")
+    sim, cell = failed_run(path, "initial.background.vel=[1.0,0,0]",
+                           "initial.regions.0.state={rho=1.0, p=1.0, vel=[-1.0,0,0]}")
+    said = explain(sim, cell)
+    assert "The model's" not in said and "Try a lower [scheme] cfl" in said, said
+
+
 @pytest.mark.parametrize("riemann", ["hllc", "hll"])
 def test_a_nan_signal_speed_stops_the_run_at_its_step_naming_the_function(tmp_path, capsys, riemann):
     """HLLC's min/max of the wave speeds drops a NaN (and so did the step check's rate), so the

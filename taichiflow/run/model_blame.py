@@ -41,7 +41,7 @@ def model_blame(sim, cell: tuple) -> str | None:
         if time.monotonic() > deadline:
             return None
         w = read[candidate] = np.array(solver.primitive_at(candidate))
-        if _admissible(model, w):
+        if _admissible(model, w, context.values):
             found = context.first_non_finite(w, _neighbours(solver, candidate, read), _centre(sim, candidate))
             if found is not None:
                 return _blame_text(model, found, context.global_cell(candidate), sim.step_count)
@@ -59,9 +59,9 @@ def blame_of_state(sim, w, cell: tuple, origin: str) -> tuple[str, str] | None:
     was a non-finite signal speed (kernels/reductions.py). None where no function is found."""
     model = sim.model
     w = np.asarray(w, dtype=float)
-    if not _admissible(model, w):
-        return None
     context = _Context(sim)
+    if not _admissible(model, w, context.values):
+        return None
     found = context.first_non_finite(w, [None] * context.dim, _centre(sim, cell, whole=True))
     if found is None:
         return None
@@ -166,7 +166,7 @@ def _predicted_on_line(context, read: dict, cell: tuple, axis: int, dissipation:
     for k, predicted in euler_step(model, context.values, states, axis, ratio, dissipation):
         if time.monotonic() > deadline:
             return None
-        if predicted is None or not _admissible(model, predicted):
+        if predicted is None or not _admissible(model, predicted, context.values):
             continue
         found = context.first_non_finite(predicted, [None] * context.dim, _centre(context.sim, line[k]))
         if found is not None:
@@ -185,7 +185,7 @@ def euler_step(model, values: dict, states: list, axis: int, ratio: float, dissi
     dissipation * s_max (U_R - U_L) / 2; W None where the host cannot tell (a state of the
     three it reads that the host cannot evaluate finitely)."""
     to_normal, to_global = model.primitive.rotation(axis, True), model.primitive.rotation(axis, False)
-    parts = [_state_and_flux(model, values, w[to_normal]) if _admissible(model, w) else None for w in states]
+    parts = [_state_and_flux(model, values, w[to_normal]) if _admissible(model, w, values) else None for w in states]
     for k in range(1, len(parts) - 1):
         if any(part is None for part in parts[k - 1:k + 2]):
             yield k, None
@@ -252,14 +252,17 @@ def _evaluate(model, role, values, arguments, axis, shown):
     return None if np.all(np.isfinite(result)) else (role, axis, shown, result, taken)
 
 
-def _admissible(model, w) -> bool:
-    """Finite, the declared positives > 0, and the model's admissible() where Python scope runs
-    it: a state for which NaN is the model's right answer (sqrt of p < 0) blames nothing."""
+def _admissible(model, w, values: dict) -> bool:
+    """Finite, the declared positives > 0, and the model's admissible() (with its parameters'
+    `values`) where Python scope runs it: a state for which NaN is the model's right answer
+    (sqrt of p < 0) blames nothing. (Without the values a model whose admissible() takes
+    parameters was never asked, and the two-phase model was blamed for the NaN sound speed of
+    a state with (Gamma + 1) p + Pi < 0, which its admissible() refuses.)"""
     if not np.all(np.isfinite(w)) or any(not w[model.primitive.index(n)] > 0 for n in model.positive):
         return False
     if "admissible" not in model.functions:
         return True
-    verdict = _host(model, "admissible", (model_host.view(model.primitive, w),), {})
+    verdict = _host(model, "admissible", (model_host.view(model.primitive, w),), values)
     return verdict is None or bool(np.all(verdict))
 
 
