@@ -34,9 +34,6 @@ def amr_refusal(case) -> str | None:
         return f"[scheme] method = '{method.name}' is not supported with [amr] (finite volumes only)"
     if scheme.dimensional_splitting:
         return "[scheme] dimensional_splitting is not supported with [amr] (the blocks take unsplit steps)"
-    if scheme.density_limiter:
-        return ("[scheme] density_limiter is not supported with [amr] yet: it scales both face states of a cell at "
-                "once, and the adaptive sweeps solve a face at a time (kernels/amr/fluxes.py), where it would not act")
     if registry.reconstructions.get(scheme.reconstruction).needs_model and case.dim > 1:
         return (f"[scheme] reconstruction = '{scheme.reconstruction}' is not supported with [amr] on 2D and 3D "
                 f"grids yet (its predictor over every axis needs the states half a step ahead in the blocks' ghost "

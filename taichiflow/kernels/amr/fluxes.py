@@ -50,6 +50,7 @@ class PoolFaces:
         self._divergence = make_flux_divergence(physical)
         self._face_functions = [face_functions(on_pool, axis + 1, scheme) for axis in range(self.dim)]
         self._ghost = scheme.recon.ghost
+        self._density_limited = scheme.limit_density is not None
         self._fallbacks = fallbacks
         axes = range(self.dim)
         self.flux = [self._computed(axis) for axis in axes]
@@ -60,13 +61,21 @@ class PoolFaces:
         self.fill_register = self._register_kernel()
 
     def _computed(self, axis):
-        functions, g = self._face_functions[axis], self._ghost
+        functions, g, limited = self._face_functions[axis], self._ghost, self._density_limited
 
         @ti.func
         def flux(index, i, dt_dx):
             """(the flux through face i + 1/2 along axis of the row `index` is in, its states
-            replaced by first-order ones: count_fallbacks counts those a sweep uses)."""
+            replaced by first-order ones: count_fallbacks counts those a sweep uses). With
+            [scheme] density_limiter the face takes the upper state of cell i and the lower one
+            of cell i + 1 as each cell's two face states are limited together (both cells
+            reconstructed whole from the face's 2g cells: a face at a time, the limiter acts as
+            on the uniform grid, which reconstructs each cell once for its two faces)."""
             stencil = functions.cells_at(index, i - g + 1, 2 * g)
+            if ti.static(limited):
+                _, upper = functions.cell_faces(stencil[:2 * g - 1], index, i, dt_dx)
+                lower, _ = functions.cell_faces(stencil[1:], index, i + 1, dt_dx)
+                return functions.solve(upper, lower, index, i, dt_dx)
             return functions.face_flux(stencil, index, i, dt_dx)
         return flux
 
