@@ -390,22 +390,30 @@ def reconstructs_per_cell(reconstruct: str, variables: str, arch: str, precision
     return reconstruct == "cell" or reach < RECONSTRUCT_PER_FACE.get((arch, precision), reach + 1)
 
 
+def density_limiter_unfit(scheme: SchemeTable, reconstruct: str = "auto") -> str | None:
+    """Why [scheme] density_limiter cannot act with this scheme (it needs both face states of a
+    cell at once, averaging to the cell's mean), or None where it can."""
+    method, variables = registry.methods.get(scheme.method), scheme.variables
+    if method.per_face or method.own_flux or reconstruct == "face" \
+            or not registry.reconstructed_variables.get(variables).per_cell:
+        return (f"[scheme] density_limiter needs both face states of a cell at once: finite volumes with variables "
+                f"= 'primitive' or 'conserved' and [run] reconstruct 'auto' or 'cell' (here method = "
+                f"'{method.name}', variables = '{variables}', reconstruct = '{reconstruct}')")
+    if registry.reconstructions.get(scheme.reconstruction).needs_model:
+        return (f"[scheme] density_limiter scales face states that average to the cell's mean; reconstruction = "
+                f"'{scheme.reconstruction}' predicts them half a step ahead")
+    return None
+
+
 def _per_cell(reconstruct: str, scheme: SchemeTable, arch: str, precision: str, reach: int) -> bool:
     """reconstructs_per_cell, for a method whose face fluxes have face states; the others
     (finite differences) reconstruct per face. The density limiter needs both face states of
     a cell at once: per cell, whatever the measured rules say."""
     method = registry.methods.get(scheme.method)
     if scheme.density_limiter:
-        variables = scheme.variables
-        if method.per_face or method.own_flux or reconstruct == "face" \
-                or not registry.reconstructed_variables.get(variables).per_cell:
-            raise ValueError(f"[scheme] density_limiter needs both face states of a cell at once: finite volumes "
-                             f"with variables = 'primitive' or 'conserved' and [run] reconstruct 'auto' or 'cell' "
-                             f"(here method = '{method.name}', variables = '{variables}', reconstruct = "
-                             f"'{reconstruct}')")
-        if registry.reconstructions.get(scheme.reconstruction).needs_model:
-            raise ValueError(f"[scheme] density_limiter scales face states that average to the cell's mean; "
-                             f"reconstruction = '{scheme.reconstruction}' predicts them half a step ahead")
+        unfit = density_limiter_unfit(scheme, reconstruct)
+        if unfit:
+            raise ValueError(unfit)
         return True
     if method.per_face:
         if reconstruct == "cell":

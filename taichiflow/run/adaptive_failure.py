@@ -31,7 +31,7 @@ def step_failure(run, bad, dt: float, retried: bool = False) -> str:
     return (f"step {run.step_count + 1} (t = {run.t:.6g}, dt = {dt:.3g}){redone} left an inadmissible state in "
             f"the block at level {block.level}, {block.coords}, cell {cell}{kept}: "
             f"{bad_variable(run.model, w, own and own[0])} at cell {at} of level {block.level}'s grid. "
-            + explain(view, int(np.ravel_multi_index(at, view.solver.cells)), own and own[1]))
+            + explain(view, int(np.ravel_multi_index(at, view.solver.cells)), own and own[1], w))
 
 
 def retry_note(run, bad, dt: float) -> str:

@@ -201,14 +201,14 @@ class Simulation:
         blame = own and own[1]
         if self.step_count and not solver.restore_last_good():
             message += (". The state before the step was not kept ([run] keep_last_good = false): the last "
-                        "snapshot and checkpoint are the newest good output. " + explain(self, linear_index, blame))
+                        "snapshot and checkpoint are the newest good output. " + explain(self, linear_index, blame, w))
         elif self.step_count:
             self.t -= self.last_dt
             self.step_count -= 1
             saved = self.write_snapshot() if self.out_dir else None
             message += (f". Wrote the last good state (step {self.step_count}, t = {self.t:.9g})"
                         + (f" to {saved}" if saved else "")
-                        + ". " + explain(self, linear_index, blame))
+                        + ". " + explain(self, linear_index, blame, w))
         elif blame:
             message += ". " + blame
         else:

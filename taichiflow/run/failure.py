@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import checkpoint
 from .. import registry
+from ..kernels.plan import density_limiter_unfit
 from ..resolved import SchemeTable
 from .model_blame import model_blame
 
@@ -55,14 +56,18 @@ def _more_diffusive(scheme: SchemeTable) -> list:
     return changes
 
 
-def advice(scheme, out_dir) -> str:
+def advice(scheme, out_dir, emptied: bool = False) -> str:
     """The likely fixes for a blow-up, given what the case already does: never the scheme
     that failed (the registry says which choices are the robust ones). `scheme`: the case's
-    SchemeTable (or its mapping: keys it leaves out take the schema's defaults)."""
+    SchemeTable (or its mapping: keys it leaves out take the schema's defaults); `emptied`: the
+    bad cell's density is not positive (then the density limiter, where the scheme can take it)."""
     scheme = SchemeTable.of(scheme)
     tips = [f"a lower [scheme] cfl (now {scheme.cfl:g})"]
     if not scheme.positivity_fallback:
         tips.append("[scheme] positivity_fallback = true")
+    if emptied and not scheme.density_limiter and density_limiter_unfit(scheme) is None:
+        tips.append("[scheme] density_limiter = true (a cell beside much denser ones whose face densities take up "
+                    "theirs empties: docs/cases.md)")
     method = registry.methods.get(scheme.method)
     if method.own_flux:  # its faces use neither the reconstruction nor the Riemann solver: its own keys
         tips += [f"another [scheme] {key} (now {_or(getattr(scheme, key, None), default):g})"
@@ -86,7 +91,7 @@ def _or(value, default):
     return default if value is None else value
 
 
-def explain(sim, linear_index: int, blame: str | None = None) -> str:
+def explain(sim, linear_index: int, blame: str | None = None, w=None) -> str:
     """What to change after a failed step: the model function that turns a finite state near the
     bad cell into a non-finite value (run/model_blame.py; then neither the cfl nor the scheme is
     advised), else the scheme's advice; `blame`: that sentence where it is already known (the
@@ -99,4 +104,12 @@ def explain(sim, linear_index: int, blame: str | None = None) -> str:
     solver.refresh_primitives()  # (W of the state now held: the last good one where it was kept)
     blame = model_blame(sim, solver.cell(local)) if local is not None else None
     blame = solver.halo.bcast(blame, root=rank)
-    return blame or advice(sim.resolved.scheme, sim.out_dir)
+    return blame or advice(sim.resolved.scheme, sim.out_dir, emptied=lost_density(sim.model, w))
+
+
+def lost_density(model, w) -> bool:
+    """Whether the bad cell's state `w` (primitive, None: unknown) has a density that is not
+    positive (NaN included), for a model that names its density."""
+    if w is None or not model.density:
+        return False
+    return not float(np.asarray(w, dtype=float)[model.primitive.index(model.density)]) > 0.0
