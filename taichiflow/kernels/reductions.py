@@ -414,9 +414,9 @@ def _block_kernels(check, clock, global_keys, start_merge, merge_slot, publish_g
 
 class FallbackCounter:
     """Faces whose states or fluxes were replaced (the positivity fallback's first-order states,
-    the positivity limiter's bounded fluxes: plan.counts_faces), counted per sweep thread (per
-    warp with shuffles), not on one address: an atomic counter in the face kernel made it 2-5x
-    slower on an H200 even where it never fired. The counters serve every sweep (axes run one
+    the positivity limiter's bounded fluxes, FORCE's Lax-Friedrichs ones: plan.counts_faces),
+    counted per sweep thread (per warp with shuffles), not on one address: an atomic counter in
+    the face kernel made it 2-5x slower on an H200 even where it never fired. The counters serve every sweep (axes run one
     after the other); the sum is taken on demand, through REDUCTION_SLOTS addresses like the
     other reductions (an atomic on fallback_total itself, which Taichi makes one per thread,
     took 0.80 ms at 384x192x192 on an H200)."""
@@ -453,7 +453,7 @@ class FallbackCounter:
         return self._kernels
 
     def take(self) -> int:
-        """Face states replaced and faces limited since the last call."""
+        """Faces replaced since the last call."""
         if not self.enabled:
             return 0
         self.sum_into_total()

@@ -356,8 +356,8 @@ class Solver:
         return int(self.halo.combine(np.array([self.step_check.take_repair_count()], dtype=np.int64), "sum")[0])
 
     def take_fallback_count(self) -> int:
-        """Face states replaced by first-order ones and faces the positivity limiter limited
-        since the last call, in every block."""
+        """Faces whose states or flux were replaced since the last call, in every block
+        (plan.counts_faces: the positivity fallback, the positivity limiter, FORCE's fallback)."""
         return int(self.halo.combine(np.array([self.fallback_counter.take()], dtype=np.int64), "sum")[0])
 
     def cell(self, linear_index: int) -> tuple:

@@ -25,8 +25,9 @@ class WallLimit:
     def note(self) -> str:
         """run.log's line before the run starts: what the build took of the limit (a limit spent
         before the first step stops the run after that step, with its checkpoint)."""
-        return (f"--max-wall-time {self.seconds:g} s: {self.spent():.1f} s spent before the first step, "
-                f"{max(self.seconds - self.spent(), 0.0):.1f} s left")
+        spent = self.spent()
+        return (f"--max-wall-time {self.seconds:g} s: {spent:.1f} s spent before the first step, "
+                f"{max(self.seconds - spent, 0.0):.1f} s left")
 
 
 class StopFlag:

@@ -189,9 +189,9 @@ class PackSolver:
         return self.check_fields.take_repair_count()
 
     def take_fallback_count(self) -> int:
-        """Face states replaced by first-order ones and faces whose flux was limited since the
-        last call ([scheme] positivity_fallback, positivity_limiter; 0 without either, nothing
-        read: plan.counts_faces). A face between two blocks is solved, and counted, by each of
+        """Faces whose states or flux were replaced since the last call (plan.counts_faces: the
+        positivity fallback, the positivity limiter, FORCE's fallback; 0 without any, nothing
+        read). A face between two blocks is solved, and counted, by each of
         them, and not where the level jumps (the register's flux is used there:
         kernels/amr/fluxes.py); one block over a whole grid counts the uniform solver's
         (tests/test_positivity.py)."""
